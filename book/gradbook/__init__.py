@@ -1,0 +1,11 @@
+"""The small module the chapters share: deterministic autograd graphs and gradient checks."""
+from .checks import check_gradients, first_line_of_error
+from .graphs import Graph, GraphvizMissingError, draw_graph
+
+__all__ = [
+    "Graph",
+    "GraphvizMissingError",
+    "check_gradients",
+    "draw_graph",
+    "first_line_of_error",
+]

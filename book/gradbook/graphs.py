@@ -1,0 +1,104 @@
+"""Draw PyTorch autograd graphs with torchviz, byte-identical from one run to the next.
+
+torchviz names every node after the Python ``id()`` of the object it stands for, so two runs
+of the same cell give two different SVGs. ``draw_graph`` renames the nodes ``node0``,
+``node1``, ... in the order torchviz visits them, which depends only on the graph.
+"""
+import re
+import shutil
+import warnings
+
+import torch
+
+INSTALL_GRAPHVIZ = """\
+Graphviz's `dot` program is not on PATH, and torchviz needs it to draw autograd graphs.
+Install it, then restart the kernel:
+    Debian/Ubuntu:    sudo apt-get install graphviz
+    macOS (Homebrew): brew install graphviz
+    conda:            conda install -c conda-forge graphviz
+(`pip install graphviz` installs only the Python bindings, not the `dot` program.)"""
+
+# The node name at the start of a statement in the DOT body: "\t1402 [label=...]" or "\t1402 -> 1403".
+STATEMENT_HEAD = re.compile(r"\d+")
+
+
+class GraphvizMissingError(RuntimeError):
+    """The `dot` binary is missing; the message says how to install it."""
+
+
+class Graph:
+    """An autograd graph rendered as SVG, displayed inline by Jupyter."""
+
+    def __init__(self, svg, node_count):
+        self.svg = svg
+        self.node_count = node_count
+
+    def _repr_svg_(self):
+        return self.svg
+
+    def __repr__(self):
+        # The default repr holds a memory address, which would change the stored output.
+        return f"<autograd graph with {self.node_count} nodes>"
+
+
+def draw_graph(outputs, params=None, show_saved=False):
+    """Draw the autograd graph that produced ``outputs`` (a tensor or a tuple of tensors).
+
+    ``params`` maps display names to tensors, as in ``torchviz.make_dot``; ``show_saved``
+    also draws the tensors that built-in backward nodes saved.
+    """
+    outputs = _check_outputs(outputs)
+    params = _check_params(params)
+    if shutil.which("dot") is None:
+        raise GraphvizMissingError(INSTALL_GRAPHVIZ)
+
+    import torchviz  # imported late so that a missing `dot` is reported first
+
+    with warnings.catch_warnings():
+        # torchviz 0.0.3 compares versions with distutils' deprecated LooseVersion.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        dot = torchviz.make_dot(outputs, params=params, show_saved=show_saved)
+    names = {}
+    dot.body = [_relabel(line, names) for line in dot.body]
+    # An opaque background keeps black strokes readable on a dark page.
+    dot.graph_attr["bgcolor"] = "white"
+    return Graph(dot.pipe(format="svg", encoding="utf-8"), node_count=len(names))
+
+
+def _relabel(line, names):
+    """Rename the id()-based node names at the head of one DOT statement; labels stay as they are."""
+    head, bracket, attributes = line.partition(" [")
+    head = STATEMENT_HEAD.sub(lambda m: names.setdefault(m.group(0), f"node{len(names)}"), head)
+    return head + bracket + attributes
+
+
+def _check_outputs(outputs):
+    if isinstance(outputs, torch.Tensor):
+        return outputs
+    if isinstance(outputs, (tuple, list)) and outputs:
+        for position, item in enumerate(outputs):
+            if not isinstance(item, torch.Tensor):
+                raise TypeError(
+                    f"draw_graph: outputs[{position}] is a {type(item).__name__}, not a tensor; "
+                    "pass a tensor or a tuple of tensors."
+                )
+        return tuple(outputs)
+    raise TypeError(
+        f"draw_graph: expected a tensor or a non-empty tuple of tensors, got {outputs!r}."
+    )
+
+
+def _check_params(params):
+    if params is None:
+        return None
+    if not isinstance(params, dict):
+        raise TypeError(
+            f"draw_graph: params must be a dict of name -> tensor, got a {type(params).__name__}."
+        )
+    for name, value in params.items():
+        if not isinstance(name, str) or not isinstance(value, torch.Tensor):
+            raise TypeError(
+                f"draw_graph: params entry {name!r} -> {type(value).__name__} is not a "
+                "str -> tensor pair; name each tensor you want labelled, e.g. {'x': x}."
+            )
+    return params

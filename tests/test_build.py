@@ -1,0 +1,43 @@
+"""The site builds from a clean _build with warnings as errors, showing the stored outputs."""
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from conftest import ROOT
+from test_notebooks import book_notebooks
+
+HTML = ROOT / "_build" / "html"
+
+
+def svg_outputs(path):
+    notebook = nbformat.read(path, as_version=4)
+    return sum(
+        "image/svg+xml" in output.get("data", {})
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+    )
+
+
+def test_site_builds_with_warnings_as_errors():
+    shutil.rmtree(ROOT / "_build", ignore_errors=True)
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run(
+        [str(jupyter_book), "build", str(ROOT), "-W", "-n", "--keep-going"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert "warning" not in result.stderr.lower(), result.stderr[-4000:]
+
+    for notebook in book_notebooks():
+        relative = notebook.relative_to(ROOT)
+        html = (HTML / relative.with_suffix(".html")).read_text()
+        # Each graph stored in the notebook is on its page as an SVG image, not re-executed.
+        graphs_on_page = len(re.findall(r'<img[^>]* src="\.\./_images/[0-9a-f]+\.svg"', html))
+        assert graphs_on_page == svg_outputs(notebook), relative
+        assert f"main?urlpath=lab/tree/{relative.as_posix()}" in html, "Binder link missing"

@@ -1,0 +1,61 @@
+"""check_gradients and first_line_of_error, the helpers the chapters verify Functions with."""
+import pytest
+import torch
+from torch.autograd.gradcheck import GradcheckError
+
+from gradbook import check_gradients, first_line_of_error
+
+
+class HiddenIntermediate(torch.autograd.Function):
+    """Right first derivative, wrong second: the intermediate is kept off the graph."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.doubled = 2 * x
+        return x**2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * ctx.doubled
+
+
+def leaf(*shape, dtype=torch.float64):
+    return torch.rand(*shape, dtype=dtype, requires_grad=True)
+
+
+def test_a_correct_function_passes_both_orders(capsys):
+    check_gradients(torch.sin, leaf(3))
+    assert capsys.readouterr().out.strip() == "gradcheck: True, gradgradcheck: True"
+
+
+def test_a_wrong_second_derivative_is_caught():
+    with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+        check_gradients(HiddenIntermediate.apply, leaf(3))
+
+
+def test_float32_is_refused_with_the_fix():
+    with pytest.raises(TypeError, match=r"float64.*dtype=torch.float64"):
+        check_gradients(torch.sin, leaf(3, dtype=torch.float32))
+
+
+def test_inputs_must_require_grad():
+    with pytest.raises(ValueError, match="requires_grad=True"):
+        check_gradients(torch.sin, torch.rand(3, dtype=torch.float64))
+
+
+def test_missing_inputs_are_refused():
+    with pytest.raises(TypeError, match="at least one input"):
+        check_gradients(torch.sin)
+
+
+def test_first_line_of_error_keeps_type_and_first_line():
+    with pytest.raises(ValueError) as error:
+        with first_line_of_error():
+            raise ValueError("what went wrong\nnumerical: [...]\nanalytical: [...]")
+    assert str(error.value) == "what went wrong"
+
+
+def test_first_line_of_error_lets_success_through():
+    with first_line_of_error():
+        value = 1 + 1
+    assert value == 2

@@ -1,0 +1,89 @@
+"""draw_graph: the same computation gives the same SVG bytes, and bad input is explained."""
+import re
+
+import pytest
+import torch
+
+import gradbook
+from gradbook import GraphvizMissingError, draw_graph
+
+
+def square_and_its_gradient():
+    """A fresh graph on every call, so every node is a new Python object with a new id()."""
+    x = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
+    out = x**2
+    (grad_x,) = torch.autograd.grad(out, x, create_graph=True)
+    return x, out, grad_x
+
+
+def test_same_computation_gives_identical_svg():
+    drawings, ids = [], []
+    for _ in range(2):
+        x, out, grad_x = square_and_its_gradient()
+        drawings.append(draw_graph((out, grad_x), params={"x": x}).svg)
+        ids.append(str(id(out.grad_fn)))
+    assert ids[0] != ids[1], "the two graphs should be distinct objects"
+    assert drawings[0] == drawings[1]
+    assert ids[0] not in drawings[0]
+
+
+def test_no_python_id_survives_in_the_svg():
+    x, out, grad_x = square_and_its_gradient()
+    svg = draw_graph((out, grad_x), show_saved=True).svg
+    # Python ids are 12+ digit numbers; node names must all be the relabelled ones.
+    assert not re.search(r"\d{9,}", svg)
+    titles = re.findall(r"<title>(.*?)</title>", svg)
+    node_titles = [t for t in titles if "&#45;&gt;" not in t and t != "%3"]
+    assert node_titles and all(re.fullmatch(r"node\d+", t) for t in node_titles)
+
+
+def test_several_outputs_and_named_params_are_labelled():
+    x, out, grad_x = square_and_its_gradient()
+    svg = draw_graph((out, grad_x), params={"x": x, "out": out, "grad_x": grad_x}).svg
+    for name in ("x", "out", "grad_x"):
+        assert f">{name}</text>" in svg
+
+
+def test_show_saved_draws_saved_tensors():
+    x = torch.tensor(2.0, requires_grad=True)
+    out = x.exp()
+    without = draw_graph(out).svg
+    with_saved = draw_graph(out, show_saved=True).svg
+    # ExpBackward saves its result; torchviz labels that node "result" in orange.
+    assert ">result</text>" in with_saved and ">result</text>" not in without
+
+
+def test_graph_has_an_opaque_background_and_a_stable_repr():
+    x, out, grad_x = square_and_its_gradient()
+    graph = draw_graph(out)
+    assert 'fill="white"' in graph.svg
+    assert repr(graph) == f"<autograd graph with {graph.node_count} nodes>"
+    assert "0x" not in repr(graph)
+
+
+def test_missing_dot_names_the_package_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no `dot` anywhere
+    with pytest.raises(GraphvizMissingError) as error:
+        draw_graph(torch.ones(1, requires_grad=True) * 2)
+    message = str(error.value)
+    for command in ("apt-get install graphviz", "brew install graphviz", "conda install"):
+        assert command in message
+
+
+@pytest.mark.parametrize(
+    "outputs, params, expected",
+    [
+        ([], None, "non-empty tuple of tensors"),
+        ((torch.ones(1), 3.0), None, "outputs[1] is a float"),
+        (torch.ones(1), ["x"], "params must be a dict"),
+        (torch.ones(1), {"x": 1.0}, "'x' -> float"),
+    ],
+)
+def test_bad_arguments_say_what_is_wrong(outputs, params, expected):
+    with pytest.raises(TypeError, match=re.escape(expected)):
+        draw_graph(outputs, params=params)
+
+
+def test_module_exports_what_the_chapters_use():
+    for name in gradbook.__all__:
+        assert hasattr(gradbook, name)

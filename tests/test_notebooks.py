@@ -1,0 +1,72 @@
+"""The table of contents, the chapters on disk and what nbval checks are the same set."""
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from conftest import BOOK, ROOT
+
+
+def toc_files(node):
+    """Every `file:` entry of _toc.yml, at any depth."""
+    if isinstance(node, dict):
+        if "file" in node:
+            yield node["file"]
+        for value in node.values():
+            yield from toc_files(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from toc_files(item)
+
+
+def toc_notebooks():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    entries = [toc["root"], *toc_files(toc)]
+    return {ROOT / f"{entry}.ipynb" for entry in entries if (ROOT / f"{entry}.ipynb").exists()}
+
+
+def book_notebooks():
+    return {path for path in BOOK.rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts}
+
+
+def test_every_toc_entry_exists():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    for entry in [toc["root"], *toc_files(toc)]:
+        matches = list(ROOT.glob(f"{entry}.*"))
+        assert matches, f"_toc.yml lists {entry}, but no {entry}.ipynb or {entry}.md exists"
+
+
+def test_toc_and_book_folder_list_the_same_notebooks():
+    in_toc, on_disk = toc_notebooks(), book_notebooks()
+    assert on_disk, "book/ holds no notebook"
+    assert on_disk - in_toc == set(), "notebooks missing from _toc.yml"
+    assert in_toc - on_disk == set(), "notebooks in _toc.yml but not under book/"
+
+
+def test_nbval_runs_strict_over_the_book(pytestconfig):
+    assert pytestconfig.getoption("nbval"), "pytest.ini must pass --nbval"
+    assert not pytestconfig.getoption("nbval_lax"), "nbval must compare every output"
+    sanitize = Path(pytestconfig.getoption("nbval_sanitize_with"))
+    assert sanitize.resolve() == ROOT / "tests" / "sanitize.cfg"
+    assert "book" in pytestconfig.getini("testpaths")
+
+
+@pytest.mark.parametrize("path", sorted(book_notebooks()), ids=lambda p: p.name)
+def test_notebook_is_stored_executed_in_order(path):
+    """nbval skips the comparison for a cell stored without an execution count."""
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code" and cell.source.strip()]
+    counts = [cell.execution_count for cell in code]
+    assert counts == list(range(1, len(code) + 1)), f"{path.name}: re-run it top to bottom"
+
+
+@pytest.mark.parametrize("path", sorted(book_notebooks()), ids=lambda p: p.name)
+def test_errors_only_in_cells_tagged_raises_exception(path):
+    notebook = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        tagged = "raises-exception" in cell.metadata.get("tags", [])
+        raised = any(output.output_type == "error" for output in cell.outputs)
+        assert tagged == raised, f"{path.name} cell {index}: tagged={tagged} but raised={raised}"

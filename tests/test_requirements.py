@@ -1,0 +1,69 @@
+"""Binder installs what the chapters import, with the same pins as the root requirements."""
+import ast
+import re
+import sys
+
+import nbformat
+
+from conftest import BOOK, ROOT
+from test_notebooks import book_notebooks
+
+PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==(\S+)$")
+# Import names that differ from the name of the package that provides them.
+PACKAGE_OF_MODULE = {"yaml": "pyyaml"}
+LOCAL_MODULES = {path.name for path in BOOK.iterdir() if (path / "__init__.py").exists()}
+
+
+def pins(path):
+    found = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line and not line.startswith("-"):
+            match = PIN.match(line)
+            assert match, f"{path.name}: '{line}' is not pinned with =="
+            found[match.group(1).lower()] = match.group(2)
+    return found
+
+
+def imported_modules(source):
+    # Drop IPython magics (%xmode ...), which are not Python.
+    tree = ast.parse("\n".join(l for l in source.splitlines() if not l.lstrip().startswith("%")))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            yield node.module.split(".")[0]
+
+
+def chapter_sources():
+    for path in book_notebooks():
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                yield cell.source
+    for path in BOOK.rglob("*.py"):
+        yield path.read_text()
+
+
+def test_binder_pins_match_the_root_pins():
+    root, binder = pins(ROOT / "requirements.txt"), pins(ROOT / "binder" / "requirements.txt")
+    assert binder, "binder/requirements.txt pins nothing"
+    for package, version in binder.items():
+        assert root.get(package) == version, f"{package}: binder has {version}, root {root.get(package)}"
+
+
+def test_binder_installs_every_package_the_chapters_import():
+    binder = pins(ROOT / "binder" / "requirements.txt")
+    third_party = {
+        PACKAGE_OF_MODULE.get(module, module).lower()
+        for source in chapter_sources()
+        for module in imported_modules(source)
+        if module not in sys.stdlib_module_names and module not in LOCAL_MODULES
+    }
+    assert third_party - set(binder) == set()
+
+
+def test_binder_gets_cpu_torch_python_311_and_graphviz():
+    lines = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in lines
+    assert (ROOT / "binder" / "runtime.txt").read_text().strip() == "python-3.11"
+    assert "graphviz" in (ROOT / "binder" / "apt.txt").read_text().split()
