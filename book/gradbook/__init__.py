@@ -1,6 +1,7 @@
 """The small module the chapters share: deterministic autograd graphs and gradient checks."""
 from .checks import check_gradients, first_line_of_error
 from .graphs import Graph, GraphvizMissingError, draw_graph
+from .timing import format_ratio, format_time, median_time
 
 __all__ = [
     "Graph",
@@ -8,4 +9,7 @@ __all__ = [
     "check_gradients",
     "draw_graph",
     "first_line_of_error",
+    "format_ratio",
+    "format_time",
+    "median_time",
 ]
