@@ -57,8 +57,28 @@ def test_graph_has_an_opaque_background_and_a_stable_repr():
     x, out, grad_x = square_and_its_gradient()
     graph = draw_graph(out)
     assert 'fill="white"' in graph.svg
-    assert repr(graph) == f"<autograd graph with {graph.node_count} nodes>"
+    assert repr(graph) == f"<graph with {graph.node_count} nodes>"
     assert "0x" not in repr(graph)
+
+
+def test_description_names_tensors_by_role_and_the_backward_nodes():
+    x = torch.ones(2, 3, requires_grad=True)
+    loss = (x.exp() * 2).sum()
+    description = draw_graph(loss, params={"x": x, "loss": loss}).description
+    assert "outputs: loss of shape ()" in description
+    assert "leaves: x of shape (2, 3)" in description
+    for node in ("SumBackward0", "MulBackward0", "ExpBackward0", "AccumulateGrad"):
+        assert node in description
+
+
+def test_html_is_inline_svg_with_an_accessible_name_and_no_clashing_ids():
+    x, out, grad_x = square_and_its_gradient()
+    graph = draw_graph((out, grad_x), params={"x": x})
+    page = graph._repr_html_()
+    assert page.startswith("<svg ")
+    assert 'role="img"' in page
+    assert f'aria-label="{graph.description}"' in page
+    assert "<?xml" not in page and " id=" not in page
 
 
 def test_missing_dot_names_the_package_to_install(monkeypatch, tmp_path):

@@ -1,4 +1,6 @@
 """The table of contents, the chapters on disk and what nbval checks are the same set."""
+import datetime
+import importlib.metadata
 from pathlib import Path
 
 import nbformat
@@ -70,3 +72,14 @@ def test_errors_only_in_cells_tagged_raises_exception(path):
         tagged = "raises-exception" in cell.metadata.get("tags", [])
         raised = any(output.output_type == "error" for output in cell.outputs)
         assert tagged == raised, f"{path.name} cell {index}: tagged={tagged} but raised={raised}"
+
+
+@pytest.mark.parametrize("path", sorted(book_notebooks()), ids=lambda p: p.name)
+def test_outputs_were_produced_with_the_installed_torch(path):
+    """The page states this version; after a torch upgrade, re-run the chapter to restate it."""
+    provenance = nbformat.read(path, as_version=4).metadata.get("provenance", {})
+    assert provenance.get("torch") == importlib.metadata.version("torch"), (
+        f"{path.name}: outputs recorded with torch {provenance.get('torch')}; "
+        f"re-run it with `make outputs NB=book/{path.name}`"
+    )
+    datetime.date.fromisoformat(provenance["date"])

@@ -5,6 +5,8 @@ usage: python tools/run_notebook.py book/double_backward.ipynb [more.ipynb ...]
 Each notebook runs top to bottom in a fresh kernel, from its own folder, as nbval runs it.
 Cells tagged ``raises-exception`` may raise; an error anywhere else stops with the cell shown.
 """
+import datetime
+import importlib.metadata
 import sys
 from pathlib import Path
 
@@ -22,6 +24,11 @@ def run(path):
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
+    # What the outputs were produced with; the site prints it at the top of the chapter.
+    notebook.metadata["provenance"] = {
+        "torch": importlib.metadata.version("torch"),
+        "date": datetime.date.today().isoformat(),
+    }
     nbformat.write(notebook, path)
 
 

@@ -4,9 +4,11 @@ torchviz names every node after the Python ``id()`` of the object it stands for,
 of the same cell give two different SVGs. ``draw_graph`` renames the nodes ``node0``,
 ``node1``, ... in the order torchviz visits them, which depends only on the graph.
 """
+import html
 import re
 import shutil
 import warnings
+from collections import Counter
 
 import torch
 
@@ -20,6 +22,16 @@ Install it, then restart the kernel:
 
 # The node name at the start of a statement in the DOT body: "\t1402 [label=...]" or "\t1402 -> 1403".
 STATEMENT_HEAD = re.compile(r"\d+")
+XML_ID = re.compile(r' id="[^"]*"')
+NODE_LABEL = re.compile(r'label=("(?:[^"\\]|\\.)*"|[^ \]]+)')
+NODE_COLOR = re.compile(r"fillcolor=(\w+)")
+# torchviz's colours say what kind of node a tensor is; uncoloured nodes are backward functions.
+TENSOR_ROLES = {
+    "darkolivegreen1": "outputs",
+    "darkolivegreen3": "bases of views",
+    "lightblue": "leaves",
+    "orange": "saved tensors",
+}
 
 
 class GraphvizMissingError(RuntimeError):
@@ -27,18 +39,24 @@ class GraphvizMissingError(RuntimeError):
 
 
 class Graph:
-    """An autograd graph rendered as SVG, displayed inline by Jupyter."""
+    """A graph rendered as SVG, with a text alternative; Jupyter and the site show it inline."""
 
-    def __init__(self, svg, node_count):
+    def __init__(self, svg, node_count, description=None):
         self.svg = svg
         self.node_count = node_count
+        self.description = description or f"A graph with {node_count} nodes."
 
-    def _repr_svg_(self):
-        return self.svg
+    def _repr_html_(self):
+        # Inline SVG, so the page can give it an accessible name. The XML prologue is not
+        # valid inside HTML, and graphviz's ids (graph0, node1, ...) would clash between graphs.
+        svg = self.svg[self.svg.index("<svg"):]
+        svg = XML_ID.sub("", svg)
+        label = html.escape(self.description, quote=True)
+        return svg.replace("<svg", f'<svg role="img" aria-label="{label}"', 1)
 
     def __repr__(self):
         # The default repr holds a memory address, which would change the stored output.
-        return f"<autograd graph with {self.node_count} nodes>"
+        return f"<graph with {self.node_count} nodes>"
 
 
 def draw_graph(outputs, params=None, show_saved=False):
@@ -62,7 +80,34 @@ def draw_graph(outputs, params=None, show_saved=False):
     dot.body = [_relabel(line, names) for line in dot.body]
     # An opaque background keeps black strokes readable on a dark page.
     dot.graph_attr["bgcolor"] = "white"
-    return Graph(dot.pipe(format="svg", encoding="utf-8"), node_count=len(names))
+    svg = dot.pipe(format="svg", encoding="utf-8")
+    return Graph(svg, node_count=len(names), description=describe(dot.body))
+
+
+def describe(body):
+    """A text alternative for an autograd graph: its tensors by role, then its backward nodes."""
+    # torchviz may declare a node twice (a leaf that is also saved); like Graphviz, let the
+    # last declaration win, in the order the nodes first appear.
+    declarations = {}
+    for line in body:
+        if "->" not in line and NODE_LABEL.search(line):
+            declarations[line.split()[0]] = line
+    tensors = {role: [] for role in TENSOR_ROLES.values()}
+    functions = Counter()
+    for line in declarations.values():
+        words = NODE_LABEL.search(line).group(1).strip('"').split()  # "name\n (3, 3)" or "MulBackward0"
+        color = NODE_COLOR.search(line)
+        if color and color.group(1) in TENSOR_ROLES:
+            named = not words[0].startswith("(")
+            name, shape = (words[0], words[1:]) if named else ("a tensor", words)
+            tensors[TENSOR_ROLES[color.group(1)]].append(f"{name} of shape {' '.join(shape)}")
+        else:
+            functions[" ".join(words)] += 1
+    parts = [f"{role}: {', '.join(items)}" for role, items in tensors.items() if items]
+    if functions:
+        steps = ", ".join(f"{name} x{count}" if count > 1 else name for name, count in functions.items())
+        parts.append(f"backward nodes: {steps}")
+    return "Autograd graph. " + "; ".join(parts) + "."
 
 
 def _relabel(line, names):
