@@ -1,5 +1,6 @@
 """The small module the chapters share: deterministic autograd graphs and gradient checks."""
 from .checks import check_gradients, first_line_of_error
+from .diagnose import find_problems
 from .graphs import Graph, GraphvizMissingError, draw_graph
 from .timing import format_ratio, format_time, median_time
 
@@ -8,6 +9,7 @@ __all__ = [
     "GraphvizMissingError",
     "check_gradients",
     "draw_graph",
+    "find_problems",
     "first_line_of_error",
     "format_ratio",
     "format_time",

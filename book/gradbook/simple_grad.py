@@ -1,0 +1,229 @@
+"""Simple Grad: a tape-based reverse-mode autodiff engine over torch tensors.
+
+GENERATED FILE, do not edit. The code below is the `#@save` cells of
+book/simple_grad_1_tape.ipynb, where it is explained; edit the chapter, then run
+`python tools/export_saved_cells.py` (tests/test_simple_grad_export.py fails until you do).
+"""
+
+import torch
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
+
+_next_index = 0  # the number in the next fresh name
+_tape_epoch = 0  # how many times reset_tape() ran: tells current values from stale ones
+
+
+def fresh_name() -> str:
+    """A new name for an intermediate value: v0, v1, v2, ..."""
+    global _next_index
+    name = f"v{_next_index}"
+    _next_index += 1
+    return name
+
+
+class Variable:
+    """A tensor with a name, so that the tape can refer to it."""
+
+    def __init__(self, value: torch.Tensor, name: Optional[str] = None):
+        _require_tensor(value)
+        self.value = value
+        self.name = name or fresh_name()
+        self.is_leaf = False  # True only for values made by Variable.constant
+        self.epoch = _tape_epoch  # the tape this value was computed on
+
+    @staticmethod
+    def constant(value: torch.Tensor, name: Optional[str] = None) -> "Variable":
+        """A leaf: a value that enters the program from outside, such as an input."""
+        leaf = Variable(value, name)
+        leaf.is_leaf = True
+        print(f"{leaf.name} = {value}")
+        return leaf
+
+    def __repr__(self):
+        return repr(self.value)
+
+    def __mul__(self, rhs: "Variable") -> "Variable":
+        return operator_mul(self, rhs)
+
+    def __add__(self, rhs: "Variable") -> "Variable":
+        return operator_add(self, rhs)
+
+    def __rmul__(self, lhs):  # only reached when lhs is not a Variable: reports it
+        return operator_mul(lhs, self)
+
+    def __radd__(self, lhs):
+        return operator_add(lhs, self)
+
+    def sum(self, name: Optional[str] = None) -> "Variable":
+        return operator_sum(self, name)
+
+    def expand(self, sizes) -> "Variable":
+        return operator_expand(self, sizes)
+
+
+class TapeEntry(NamedTuple):
+    inputs: List[str]  # names of the values the operation read
+    outputs: List[str]  # names of the values it wrote
+    # maps dL/d(outputs) to dL/d(inputs), one Variable (or None) per name
+    propagate: Callable[[List[Optional[Variable]]], List[Optional[Variable]]]
+
+
+gradient_tape: List[TapeEntry] = []
+
+
+def reset_tape():
+    """Forget every recorded operation and start the names again at v0."""
+    global _next_index, _tape_epoch
+    gradient_tape.clear()
+    _next_index = 0
+    _tape_epoch += 1
+
+
+def operator_mul(lhs: Variable, rhs: Variable) -> Variable:
+    _require_pointwise_operands("*", lhs, rhs)
+    # forward: compute the value and say what was computed
+    r = Variable(lhs.value * rhs.value)
+    print(f"{r.name} = {lhs.name} * {rhs.name}")
+
+    # backward: r = lhs * rhs elementwise, so dr/dlhs = rhs and dr/drhs = lhs.
+    # The closure keeps lhs and rhs alive: they are the values saved for backward.
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        dL_dlhs = dL_dr * rhs
+        dL_drhs = dL_dr * lhs
+        return [dL_dlhs, dL_drhs]
+
+    gradient_tape.append(TapeEntry([lhs.name, rhs.name], [r.name], propagate))
+    return r
+
+
+def grad(L: Variable, desired_results: Sequence[Variable]) -> List[Optional[Variable]]:
+    """dL/dX for every X in desired_results; None where L does not depend on X."""
+    _require_loss_and_results(L, desired_results)
+    # dL_d[name] is dL/d(name) so far; the walk starts from dL/dL = 1
+    dL_d: Dict[str, Variable] = {L.name: Variable(torch.ones_like(L.value))}
+    print(f"d{L.name} ------------------------")
+
+    def gather(names):
+        # a name with no entry yet has received no gradient: a known zero, None
+        return [dL_d.get(name) for name in names]
+
+    for entry in reversed(gradient_tape):
+        dL_doutputs = gather(entry.outputs)
+        if all(g is None for g in dL_doutputs):
+            continue  # zero in, zero out: no need to run propagate
+        dL_dinputs = entry.propagate(dL_doutputs)
+        # every use of a value contributes to its gradient; the contributions add up
+        for name, contribution in zip(entry.inputs, dL_dinputs):
+            if contribution is None:
+                continue  # a known-zero contribution (a propagate may return None) adds nothing
+            if name in dL_d:
+                dL_d[name] = dL_d[name] + contribution
+            else:
+                dL_d[name] = contribution
+
+    for name, gradient in dL_d.items():
+        print(f"d{L.name}_d{name} = {gradient.name}")
+    print("------------------------")
+    return gather(x.name for x in desired_results)
+
+
+def operator_add(lhs: Variable, rhs: Variable) -> Variable:
+    _require_pointwise_operands("+", lhs, rhs)
+    r = Variable(lhs.value + rhs.value)
+    print(f"{r.name} = {lhs.name} + {rhs.name}")
+
+    # dr/dlhs = dr/drhs = 1: both inputs receive dL/dr unchanged, at no cost
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr, dL_dr]
+
+    gradient_tape.append(TapeEntry([lhs.name, rhs.name], [r.name], propagate))
+    return r
+
+
+def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
+    _require_variables("sum", x)
+    r = Variable(x.value.sum(), name)
+    print(f"{r.name} = {x.name}.sum()")
+
+    # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's shape
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr.expand(x.value.shape)]
+
+    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
+    return r
+
+
+def operator_expand(x: Variable, sizes) -> Variable:
+    shape = torch.Size([sizes] if isinstance(sizes, int) else sizes)
+    _require_scalar_to_expand(x, shape)
+    r = Variable(x.value.expand(shape))
+    print(f"{r.name} = {x.name}.expand({', '.join(map(str, shape))})")
+
+    # every element of r is a copy of the scalar x: dL/dx adds up all of dL/dr
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr.sum()]
+
+    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
+    return r
+
+
+# Guard rails: each check says what was wrong and how to fix it, then gets out of the way.
+
+def _require_tensor(value):
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(
+            f"a Variable wraps a torch.Tensor, not a {type(value).__name__}: "
+            f"pass torch.tensor({value!r}) instead."
+        )
+
+
+def _require_variables(where, *values):
+    for value in values:
+        if not isinstance(value, Variable):
+            raise TypeError(
+                f"{where} got a {type(value).__name__} where a Variable was expected (a plain "
+                "value is invisible to the tape): wrap it with Variable.constant(...) first."
+            )
+
+
+def _require_pointwise_operands(operator, lhs, rhs):
+    _require_variables(f"operator {operator}", lhs, rhs)
+    if lhs.value.shape != rhs.value.shape:
+        raise ValueError(
+            f"{lhs.name} {operator} {rhs.name}: the shapes {tuple(lhs.value.shape)} and "
+            f"{tuple(rhs.value.shape)} differ, and Simple Grad's operators do not broadcast. "
+            "Make them equal first, e.g. with .expand(shape) on a scalar."
+        )
+
+
+def _require_scalar_to_expand(x, shape):
+    _require_variables("expand", x)
+    if x.value.dim() != 0:
+        raise ValueError(
+            f"{x.name}.expand({', '.join(map(str, shape))}): only a scalar (0-dim) Variable "
+            f"can be expanded, and {x.name} has shape {tuple(x.value.shape)}. Call "
+            f"{x.name}.sum() first, or expand a scalar."
+        )
+
+
+def _require_loss_and_results(L, desired_results):
+    if isinstance(desired_results, Variable):
+        raise TypeError(f"grad takes a list of Variables: write grad(L, [{desired_results.name}]).")
+    _require_variables("grad", L, *desired_results)
+    if L.value.dim() != 0:
+        raise ValueError(
+            f"grad needs a scalar loss, and {L.name} has shape {tuple(L.value.shape)}: "
+            f"pass {L.name}.sum() (or another scalar computed from it) instead."
+        )
+    names_on_tape = {name for entry in gradient_tape for name in entry.inputs + entry.outputs}
+    for x in [L, *desired_results]:
+        computed_here = x.epoch == _tape_epoch and x.name in names_on_tape
+        if not (x.is_leaf or computed_here):
+            raise ValueError(
+                f"grad: {x.name} is not on the tape. It was computed before the last "
+                "reset_tape(), or by code that recorded no TapeEntry: compute it again "
+                "after reset_tape(), with the engine's operators."
+            )

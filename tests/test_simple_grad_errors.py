@@ -1,0 +1,101 @@
+"""Simple Grad refuses bad input with a message that names the mistake and the fix."""
+import contextlib
+import io
+
+import pytest
+import torch
+
+from gradbook.simple_grad import Variable, grad, reset_tape
+
+
+@pytest.fixture
+def quiet():
+    """The engine prints its trace; the tests only read the errors."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        reset_tape()
+        yield
+
+
+def vector(name, *values):
+    return Variable.constant(torch.tensor(values, dtype=torch.float64), name=name)
+
+
+@pytest.mark.parametrize(
+    "operation",
+    [
+        lambda a: a * 2.0,
+        lambda a: 2.0 * a,
+        lambda a: a + torch.ones(3, dtype=torch.float64),
+        lambda a: torch.ones(3, dtype=torch.float64) * a,
+    ],
+    ids=["variable * float", "float * variable", "variable + tensor", "tensor * variable"],
+)
+def test_a_plain_operand_must_be_wrapped(quiet, operation):
+    a = vector("a", 1.0, 2.0, 3.0)
+    with pytest.raises(TypeError, match=r"got a (float|Tensor).*Variable\.constant"):
+        operation(a)
+
+
+def test_a_variable_wraps_a_tensor(quiet):
+    with pytest.raises(TypeError, match=r"not a float.*torch\.tensor\(2\.0\)"):
+        Variable.constant(2.0, name="c")
+
+
+def test_operands_of_different_shapes_are_refused(quiet):
+    a, c = vector("a", 1.0, 2.0, 3.0), Variable.constant(torch.tensor(2.0), name="c")
+    with pytest.raises(ValueError, match=r"a \* c: the shapes \(3,\) and \(\).*\.expand"):
+        a * c
+
+
+def test_the_loss_must_be_a_scalar(quiet):
+    a, b = vector("a", 1.0, 2.0), vector("b", 3.0, 4.0)
+    product = a * b
+    with pytest.raises(ValueError, match=rf"scalar loss.*{product.name}.*\(2,\).*\.sum\(\)"):
+        grad(product, [a, b])
+
+
+def test_desired_results_come_as_a_list(quiet):
+    a = vector("a", 1.0, 2.0)
+    with pytest.raises(TypeError, match=r"grad\(L, \[a\]\)"):
+        grad((a * a).sum(), a)
+
+
+def test_a_loss_from_before_reset_tape_is_named(quiet):
+    a = vector("a", 1.0, 2.0)
+    stale = (a * a).sum(name="L0")
+    reset_tape()
+    with pytest.raises(ValueError, match=r"L0 is not on the tape.*reset_tape\(\)"):
+        grad(stale, [a])
+
+
+def test_a_stale_value_is_caught_even_when_its_name_is_reused(quiet):
+    a = vector("a", 1.0, 2.0)
+    stale = a * a  # v0
+    reset_tape()
+    fresh = a * a  # v0 again, on the new tape
+    assert fresh.name == stale.name
+    with pytest.raises(ValueError, match=r"v0 is not on the tape"):
+        grad(fresh.sum(), [stale])
+
+
+def test_a_value_no_operator_recorded_is_named(quiet):
+    a = vector("a", 1.0, 2.0)
+    unrecorded = Variable(a.value * 2, name="t")  # made by hand, no TapeEntry
+    loss = (a * a).sum()
+    with pytest.raises(ValueError, match=r"t is not on the tape.*TapeEntry"):
+        grad(loss, [unrecorded])
+
+
+def test_leaves_made_before_reset_tape_are_still_inputs(quiet):
+    """Constants are not computed on a tape, so they stay valid across reset_tape()."""
+    a, b = vector("a", 1.0, 2.0), vector("b", 3.0, 4.0)
+    reset_tape()
+    da, db = grad((a * a).sum(), [a, b])
+    torch.testing.assert_close(da.value, 2 * a.value)
+    assert db is None
+
+
+def test_only_a_scalar_can_be_expanded(quiet):
+    a = vector("a", 1.0, 2.0)
+    with pytest.raises(ValueError, match=r"a\.expand\(2, 3\): only a scalar.*\(2,\).*a\.sum\(\)"):
+        a.expand((2, 3))
