@@ -5,6 +5,7 @@ and dark mode, launch and download links, search, accessibility, page weight).
 Everything here shares one build, so it lives in one file: pytest-xdist's --dist loadfile keeps
 it on one worker, while the notebooks run on the others.
 """
+import collections
 import functools
 import http.server
 import io
@@ -22,7 +23,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
-from conftest import ROOT, PAGE_WEIGHT_REPORT
+from conftest import AUDIT_REPORT, PAGE_WEIGHT_REPORT, ROOT, record_page_figure
 from test_notebooks import book_notebooks, toc_files
 
 HTML = ROOT / "_build" / "html"
@@ -192,18 +193,12 @@ def visit(browser, server):
         page_visit.close()
 
 
-def record_page_weight(page, size):
-    report = json.loads(PAGE_WEIGHT_REPORT.read_text()) if PAGE_WEIGHT_REPORT.exists() else {}
-    report[page] = size
-    PAGE_WEIGHT_REPORT.write_text(json.dumps(report, indent=1, sort_keys=True))
-
-
 @pytest.mark.parametrize("page", PAGES)
 def test_page_loads_cleanly_within_its_weight_budget(visit, page):
     seen = visit(f"{page}.html")
     assert seen.console_errors == []
     assert seen.failures == []
-    record_page_weight(page, seen.bytes_from_site)
+    record_page_figure(PAGE_WEIGHT_REPORT, page, seen.bytes_from_site)
     assert seen.bytes_from_site <= PAGE_WEIGHT_BUDGET, f"{page}: {seen.bytes_from_site} bytes"
 
 
@@ -267,6 +262,8 @@ def test_accessibility_audit_finds_nothing_serious(visit, page):
 
     seen = visit(f"{page}.html")
     violations = Axe().run(seen.page).response["violations"]
+    impacts = collections.Counter(violation["impact"] for violation in violations)
+    record_page_figure(AUDIT_REPORT, page, dict(impacts))
     serious = [
         f"{violation['id']} ({violation['impact']}): {violation['help']} x{len(violation['nodes'])}"
         for violation in violations
