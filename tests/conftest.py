@@ -19,6 +19,14 @@ def record_page_figure(report, page, value):
     report.write_text(json.dumps(figures, indent=1, sort_keys=True))
 
 
+def pytest_sessionstart(session):
+    # The figures belong to one run: drop the last run's so that a run without the site tests
+    # prints none. Only the controller does it (xdist workers start after this hook).
+    if not hasattr(session.config, "workerinput"):
+        for report in (PAGE_WEIGHT_REPORT, AUDIT_REPORT):
+            report.unlink(missing_ok=True)
+
+
 def pytest_terminal_summary(terminalreporter):
     if PAGE_WEIGHT_REPORT.exists():
         terminalreporter.section("page weight: HTML plus what it loads from the site")
