@@ -1,7 +1,7 @@
 """The small module the chapters share: deterministic autograd graphs and gradient checks."""
 from .checks import check_gradients, first_line_of_error
 from .diagnose import find_problems
-from .graphs import Graph, GraphvizMissingError, draw_graph
+from .graphs import Graph, GraphvizMissingError, draw_graph, draw_tape
 from .timing import format_ratio, format_time, median_time
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "GraphvizMissingError",
     "check_gradients",
     "draw_graph",
+    "draw_tape",
     "find_problems",
     "first_line_of_error",
     "format_ratio",

@@ -3,6 +3,7 @@
 torchviz names every node after the Python ``id()`` of the object it stands for, so two runs
 of the same cell give two different SVGs. ``draw_graph`` renames the nodes ``node0``,
 ``node1``, ... in the order torchviz visits them, which depends only on the graph.
+``draw_tape`` draws a Simple Grad tape the same way, with names taken from the tape itself.
 """
 import html
 import re
@@ -11,6 +12,8 @@ import warnings
 from collections import Counter
 
 import torch
+
+from .simple_grad import TapeEntry
 
 INSTALL_GRAPHVIZ = """\
 Graphviz's `dot` program is not on PATH, and torchviz needs it to draw autograd graphs.
@@ -67,8 +70,7 @@ def draw_graph(outputs, params=None, show_saved=False):
     """
     outputs = _check_outputs(outputs)
     params = _check_params(params)
-    if shutil.which("dot") is None:
-        raise GraphvizMissingError(INSTALL_GRAPHVIZ)
+    _require_dot()
 
     import torchviz  # imported late so that a missing `dot` is reported first
 
@@ -82,6 +84,11 @@ def draw_graph(outputs, params=None, show_saved=False):
     dot.graph_attr["bgcolor"] = "white"
     svg = dot.pipe(format="svg", encoding="utf-8")
     return Graph(svg, node_count=len(names), description=describe(dot.body))
+
+
+def _require_dot():
+    if shutil.which("dot") is None:
+        raise GraphvizMissingError(INSTALL_GRAPHVIZ)
 
 
 def describe(body):
@@ -147,3 +154,85 @@ def _check_params(params):
                 "str -> tensor pair; name each tensor you want labelled, e.g. {'x': x}."
             )
     return params
+
+
+def draw_tape(entries, first_index=0):
+    """Draw a Simple Grad tape: a box per entry, an ellipse per value, inputs -> entry -> outputs.
+
+    ``entries`` is ``gradient_tape`` or a slice of it; ``first_index`` is the position of its
+    first entry on the whole tape, so that a slice keeps the tape's numbering in its labels.
+    """
+    entries = _check_entries(entries)
+    if not isinstance(first_index, int) or isinstance(first_index, bool) or first_index < 0:
+        raise TypeError(
+            f"draw_tape: first_index must be a non-negative int (the position of the first entry "
+            f"on the tape), got {first_index!r}."
+        )
+    _require_dot()
+
+    import graphviz
+
+    dot = graphviz.Digraph(
+        graph_attr={"rankdir": "TB", "bgcolor": "white"},
+        node_attr={"fontsize": "12", "height": "0.2"},
+    )
+    values = {}  # value name -> node name, in the order values first appear
+
+    def value_node(name):
+        if name not in values:
+            values[name] = f"value{len(values)}"
+            dot.node(values[name], label=name, shape="ellipse")
+        return values[name]
+
+    steps = []
+    for position, entry in enumerate(entries, start=first_index):
+        node = f"entry{position}"
+        operation = _operation_name(entry.propagate)
+        dot.node(node, label=f"#{position} {operation}", shape="box", style="filled",
+                 fillcolor="lightgrey")
+        for name in entry.inputs:
+            dot.edge(value_node(name), node)
+        for name in entry.outputs:
+            dot.edge(node, value_node(name))
+        steps.append(f"#{position} {operation}: {', '.join(entry.inputs)} -> {', '.join(entry.outputs)}")
+    svg = dot.pipe(format="svg", encoding="utf-8")
+    description = (
+        f"Simple Grad tape with {len(entries)} entries and {len(values)} values. " + "; ".join(steps) + "."
+    )
+    return Graph(svg, node_count=len(entries) + len(values), description=description)
+
+
+def _operation_name(propagate):
+    """'operator_mul' for the propagate closure defined inside operator_mul; else its name."""
+    qualname = getattr(propagate, "__qualname__", type(propagate).__name__)
+    outer = qualname.split(".<locals>.")
+    return outer[-2].split(".")[-1] if len(outer) > 1 else qualname
+
+
+def _check_entries(entries):
+    if isinstance(entries, TapeEntry):
+        raise TypeError("draw_tape: got a single TapeEntry; pass a list of entries, e.g. [entry].")
+    if not isinstance(entries, (list, tuple)):
+        raise TypeError(
+            f"draw_tape: expected a list of TapeEntry (gradient_tape or a slice of it), got a "
+            f"{type(entries).__name__}; wrap an iterator in list(...)."
+        )
+    if not entries:
+        raise ValueError(
+            "draw_tape: the tape is empty, so there is nothing to draw; run a computation on "
+            "Variables first (reset_tape() empties the tape)."
+        )
+    for position, entry in enumerate(entries):
+        if not isinstance(entry, TapeEntry):
+            raise TypeError(
+                f"draw_tape: entries[{position}] is a {type(entry).__name__}, not a TapeEntry; "
+                "pass gradient_tape or a slice of it."
+            )
+        for field in ("inputs", "outputs"):
+            names = getattr(entry, field)
+            if not all(isinstance(name, str) for name in names):
+                raise TypeError(
+                    f"draw_tape: entries[{position}].{field} must hold value names (str), got "
+                    f"{list(names)!r}; build entries with [x.name for x in ...]."
+                )
+    return list(entries)
