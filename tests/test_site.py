@@ -256,14 +256,15 @@ def test_search_finds_gradgradcheck_in_the_double_backward_chapter(visit):
     assert any("book/double_backward.html" in href for href in hrefs), hrefs
 
 
+@pytest.mark.parametrize("color_mode", ["light", "dark"])
 @pytest.mark.parametrize("page", PAGES)
-def test_accessibility_audit_finds_nothing_serious(visit, page):
+def test_accessibility_audit_finds_nothing_serious(visit, page, color_mode):
     from axe_playwright_python.sync_playwright import Axe
 
-    seen = visit(f"{page}.html")
+    seen = visit(f"{page}.html", color_mode)
     violations = Axe().run(seen.page).response["violations"]
     impacts = collections.Counter(violation["impact"] for violation in violations)
-    record_page_figure(AUDIT_REPORT, page, dict(impacts))
+    record_page_figure(AUDIT_REPORT, f"{page} ({color_mode})", dict(impacts))
     serious = [
         f"{violation['id']} ({violation['impact']}): {violation['help']} x{len(violation['nodes'])}"
         for violation in violations
