@@ -90,7 +90,7 @@ def fake_entry(inputs):
         ([], {}, ValueError, "the tape is empty"),
         ([("a",), ["r"]], {}, TypeError, "entries[0] is a tuple, not a TapeEntry"),
         ([fake_entry(["a", 3])], {}, TypeError, "entries[0].inputs must hold value names (str)"),
-        ([fake_entry(["a"])], {"first_index": -1}, TypeError, "first_index must be a non-negative int"),
+        ([fake_entry(["a"])], {"first_index": -1}, ValueError, "first_index must be a non-negative int"),
     ],
 )
 def test_bad_arguments_say_what_is_wrong(entries, kwargs, error, expected):

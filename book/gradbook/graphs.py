@@ -163,11 +163,12 @@ def draw_tape(entries, first_index=0):
     first entry on the whole tape, so that a slice keeps the tape's numbering in its labels.
     """
     entries = _check_entries(entries)
-    if not isinstance(first_index, int) or isinstance(first_index, bool) or first_index < 0:
-        raise TypeError(
-            f"draw_tape: first_index must be a non-negative int (the position of the first entry "
-            f"on the tape), got {first_index!r}."
-        )
+    message = (f"draw_tape: first_index must be a non-negative int (the position of the first "
+               f"entry on the tape), got {first_index!r}.")
+    if not isinstance(first_index, int) or isinstance(first_index, bool):
+        raise TypeError(message)
+    if first_index < 0:
+        raise ValueError(message)
     _require_dot()
 
     import graphviz
