@@ -42,12 +42,6 @@ def test_structure_of_a_known_tape():
     assert "#1 operator_mul: v0, b -> v1" in graph.description
 
 
-def test_node_count_counts_values_once():
-    graph = draw_tape(record_simple())
-    assert graph.node_count == 8
-    assert len(set(edges(graph.svg))) == 8
-
-
 def test_a_slice_keeps_the_tape_numbering():
     tape = record_simple()
     graph = draw_tape(tape[1:], first_index=1)
