@@ -5,36 +5,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
-from conftest import BOOK, ROOT
-
-
-def toc_files(node):
-    """Every `file:` entry of _toc.yml, at any depth."""
-    if isinstance(node, dict):
-        if "file" in node:
-            yield node["file"]
-        for value in node.values():
-            yield from toc_files(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from toc_files(item)
-
-
-def toc_notebooks():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    entries = [toc["root"], *toc_files(toc)]
-    return {ROOT / f"{entry}.ipynb" for entry in entries if (ROOT / f"{entry}.ipynb").exists()}
-
-
-def book_notebooks():
-    return {path for path in BOOK.rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts}
+from book_files import book_notebooks, toc_notebooks, toc_pages
+from conftest import ROOT
 
 
 def test_every_toc_entry_exists():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    for entry in [toc["root"], *toc_files(toc)]:
+    for entry in toc_pages():
         matches = list(ROOT.glob(f"{entry}.*"))
         assert matches, f"_toc.yml lists {entry}, but no {entry}.ipynb or {entry}.md exists"
 

@@ -6,7 +6,7 @@ import sys
 import nbformat
 
 from conftest import BOOK, ROOT
-from test_notebooks import book_notebooks
+from book_files import book_notebooks
 
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==(\S+)$")
 # Import names that differ from the name of the package that provides them.
@@ -27,7 +27,7 @@ def pins(path):
 
 def imported_modules(source):
     # Drop IPython magics (%xmode ...), which are not Python.
-    tree = ast.parse("\n".join(l for l in source.splitlines() if not l.lstrip().startswith("%")))
+    tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith("%")))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name.split(".")[0] for alias in node.names)

@@ -24,7 +24,7 @@ import yaml
 from bs4 import BeautifulSoup
 
 from conftest import AUDIT_REPORT, PAGE_WEIGHT_REPORT, ROOT, record_page_figure
-from test_notebooks import book_notebooks, toc_files
+from book_files import toc_pages
 
 HTML = ROOT / "_build" / "html"
 # Debian's Chromium here and in .ci/run; GitHub's Ubuntu runners ship Google Chrome instead.
@@ -39,8 +39,7 @@ CHROMIUM_ARGS = [
 # shared by every page and cached after the first: the theme's icon script (1.5 MB), MathJax
 # (1.2 MB, served by the site itself) and the theme's CSS. The rest is the chapter.
 PAGE_WEIGHT_BUDGET = 5_000_000
-TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
-PAGES = [TOC["root"], *toc_files(TOC)]
+PAGES = toc_pages()
 NOTEBOOK_PAGES = [page for page in PAGES if (ROOT / f"{page}.ipynb").exists()]
 
 
