@@ -55,7 +55,17 @@ def test_first_line_of_error_keeps_type_and_first_line():
     assert str(error.value) == "what went wrong"
 
 
-def test_first_line_of_error_lets_success_through():
-    with first_line_of_error():
-        value = 1 + 1
-    assert value == 2
+class TwoPartError(Exception):
+    """An exception whose constructor needs more than a message."""
+
+    def __init__(self, message, code):
+        super().__init__(message)
+        self.code = code
+
+
+def test_first_line_of_error_handles_constructors_with_more_arguments():
+    with pytest.raises(TwoPartError) as error:
+        with first_line_of_error():
+            raise TwoPartError("first line\nthe rest", code=7)
+    assert str(error.value) == "first line"
+    assert error.value.code == 7

@@ -48,4 +48,8 @@ def first_line_of_error():
         yield
     except Exception as error:
         lines = str(error).strip().splitlines()
-        raise type(error)(lines[0] if lines else "") from None
+        if len(lines) > 1:
+            # Shorten the message in place: building a new exception of the same type would
+            # fail for types whose constructor takes more than a message.
+            error.args = (lines[0],)
+        raise error.with_traceback(None) from None
