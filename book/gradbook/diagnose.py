@@ -43,16 +43,18 @@ def find_problems(function_class, reference, *inputs):
         return problems + [forward_problem]
     first_order = _check_problem(gradcheck, function_class.apply, inputs)
     if first_order:
-        return problems + [f"first derivatives: {first_order}"]
+        _, description = first_order
+        return problems + [f"first derivatives: {description}"]
     second_order = _check_problem(gradgradcheck, function_class.apply, inputs)
     if second_order:
-        if second_order.startswith("they disagree"):
-            second_order += (
+        disagrees, description = second_order
+        if disagrees:
+            description += (
                 "; first derivatives are right, so backward most likely computes with a tensor "
                 "autograd cannot trace to the inputs (kept on ctx, or an intermediate passed to "
                 "save_for_backward)"
             )
-        problems.append(f"second derivatives (double backward): {second_order}")
+        problems.append(f"second derivatives (double backward): {description}")
     return problems
 
 
@@ -71,12 +73,14 @@ def _forward_problem(function_class, reference, inputs):
 
 
 def _check_problem(check, function, inputs):
+    """None when ``check`` passes; otherwise (whether it disagreed with finite differences,
+    a description), so that callers never have to parse the description."""
     try:
         check(function, inputs)
     except GradcheckError:
-        return "they disagree with finite differences"
+        return True, "they disagree with finite differences"
     except Exception as error:
-        return f"backward raised {_describe(error)}"
+        return False, f"backward raised {_describe(error)}"
     return None
 
 
