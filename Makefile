@@ -3,11 +3,15 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 SITE   := _build/html
+# Which torch build to install: cpu (default; PyTorch's CPU-only index on Linux, falling back to
+# the default index where it cannot be reached) or default (the default index: CUDA on Linux).
+TORCH_INDEX ?= cpu
 
 .PHONY: help book test outputs serve clean
 
 help:
 	@echo "make book                     install everything (once) and build the site into $(SITE)"
+	@echo "                              (TORCH_INDEX=default: torch's default build, CUDA on Linux)"
 	@echo "make test                     run the whole test suite (strict nbval, unit tests, -W build, lint)"
 	@echo "make outputs NB=book/X.ipynb  re-execute a chapter and store its fresh outputs"
 	@echo "make serve                    serve the built site on http://127.0.0.1:8000/"
@@ -41,7 +45,8 @@ $(VENV)/installed: requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) is missing. On Debian/Ubuntu: sudo apt-get install python3.11 python3.11-venv"; exit 1; }
 	@echo "==> Creating the virtual environment $(VENV) and installing requirements.txt (a few minutes the first time)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --progress-bar off -r requirements.txt
+	torch_index=$$(sh tools/torch-index.sh $(TORCH_INDEX)) && \
+	    $(BIN)/python -m pip install --progress-bar off $$torch_index -r requirements.txt
 	@touch $@
 
 graphviz:
