@@ -239,6 +239,8 @@ def test_launch_and_download_buttons_serve_this_notebook(visit, server, page):
     owner_repo = urlparse(repository).path.strip("/")
     binder = f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/{page}.ipynb"
     assert binder in hrefs
+    colab = f"https://colab.research.google.com/github/{owner_repo}/blob/main/{page}.ipynb"
+    assert colab in hrefs, "no Open in Colab link for this notebook"
     downloads = [href for href in hrefs if href.endswith(f"{page}.ipynb") and href.startswith(server)]
     assert downloads, "no download link for the notebook"
     served = seen.page.request.get(downloads[0])
