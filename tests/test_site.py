@@ -62,8 +62,8 @@ def site(build):
 
 
 def test_site_builds_with_warnings_as_errors(build):
+    # -W turns every warning into a non-zero exit, so the exit code is the whole verdict.
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
-    assert "warning" not in build.stderr.lower(), build.stderr[-4000:]
 
 
 def graph_outputs(notebook):
