@@ -2,12 +2,13 @@
 from .checks import check_gradients, first_line_of_error
 from .diagnose import find_problems
 from .graphs import Graph, GraphvizMissingError, draw_graph, draw_tape
-from .timing import format_ratio, format_time, median_time
+from .timing import compare_times, format_ratio, format_time, median_time
 
 __all__ = [
     "Graph",
     "GraphvizMissingError",
     "check_gradients",
+    "compare_times",
     "draw_graph",
     "draw_tape",
     "find_problems",
