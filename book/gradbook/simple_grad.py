@@ -145,11 +145,12 @@ def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
     _require_variables("sum", x)
     r = Variable(x.value.sum(), name)
     print(f"{r.name} = {x.name}.sum()")
+    shape = x.value.shape  # the closure keeps this, not x and its storage
 
     # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's shape
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
         (dL_dr,) = dL_doutputs
-        return [dL_dr.expand(x.value.shape)]
+        return [dL_dr.expand(shape)]
 
     gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
     return r
