@@ -3,8 +3,7 @@ module) it installs gradbook from the repository, with torchviz, and Graphviz wh
 missing. Where the book's environment is complete it does nothing and prints nothing, so nbval
 sees the same outputs as before.
 
-usage: python tools/first_cell.py   (inserts or updates the cell in every chapter in book/;
-                                     then re-execute the chapters with `make outputs`)
+usage: python tools/first_cell.py   (inserts or updates the cell in every chapter in book/)
 
 tests/test_first_cell.py checks that every chapter starts with exactly this cell and runs it
 in a fresh environment, with GRADBOOK_SOURCE pointing at the local checkout.
@@ -49,11 +48,26 @@ def put_first_cell(path):
     else:
         position = notebook.cells.index(code[0]) if code else len(notebook.cells)
         notebook.cells.insert(position, nbformat.v4.new_code_cell(FIRST_CELL))
+        _count_from_one(notebook)
     nbformat.write(notebook, path)
     return True
+
+
+def _count_from_one(notebook):
+    """Renumber a stored run as if the new first cell had run first. It prints nothing and
+    defines nothing the chapter uses where gradbook is installed, so every stored output stays
+    what a fresh run gives (nbval checks exactly that)."""
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    if code[1:] and code[1].execution_count is None:
+        return  # never executed: nothing to renumber
+    for count, cell in enumerate(code, start=1):
+        cell.execution_count = count
+        for output in cell.outputs:
+            if output.output_type == "execute_result":
+                output.execution_count = count
 
 
 if __name__ == "__main__":
     changed = [path for path in chapters() if put_first_cell(path)]
     for path in changed:
-        print(f"updated {path.relative_to(ROOT)}; re-run it: make outputs NB={path.relative_to(ROOT)}")
+        print(f"updated {path.relative_to(ROOT)}")
