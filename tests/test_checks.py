@@ -3,24 +3,8 @@ import pytest
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
+from fixtures import HiddenIntermediate, leaf
 from gradbook import check_gradients, first_line_of_error
-
-
-class HiddenIntermediate(torch.autograd.Function):
-    """Right first derivative, wrong second: the intermediate is kept off the graph."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.doubled = 2 * x
-        return x**2
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        return grad_out * ctx.doubled
-
-
-def leaf(*shape, dtype=torch.float64):
-    return torch.rand(*shape, dtype=dtype, requires_grad=True)
 
 
 def test_a_correct_function_passes_both_orders(capsys):

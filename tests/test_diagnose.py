@@ -2,6 +2,7 @@
 import pytest
 import torch
 
+from fixtures import HiddenIntermediate, leaf
 from gradbook import find_problems
 
 
@@ -74,17 +75,6 @@ class ForgetsToReturn(torch.autograd.Function):
         return grad_out
 
 
-class HiddenIntermediate(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.doubled = 2 * x
-        return x**2
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        return grad_out * ctx.doubled
-
-
 class TooFewGradients(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):
@@ -95,10 +85,6 @@ class TooFewGradients(torch.autograd.Function):
     def backward(ctx, grad_out):
         x, y = ctx.saved_tensors
         return grad_out * y
-
-
-def leaf(*shape):
-    return torch.rand(*shape, dtype=torch.float64, requires_grad=True)
 
 
 def square(x):
