@@ -53,7 +53,9 @@ def visit_displaymath(self, node):
     for part in parts:
         if r"\\" in part and r"\begin" not in part:
             part = r"\begin{aligned}" + part + r"\end{aligned}"
-        self.body.append(to_mathml(self, node, part, "block"))
+        # An equation wider than the column scrolls (code-and-math.css); a scrolling region must
+        # be reachable from the keyboard, so a display equation can take the focus.
+        self.body.append(to_mathml(self, node, part, "block").replace("<math ", '<math tabindex="0" ', 1))
     self.body.append("</div>\n")
     raise nodes.SkipNode
 
