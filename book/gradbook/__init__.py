@@ -2,6 +2,7 @@
 from .checks import check_gradients, first_line_of_error
 from .diagnose import find_problems
 from .graphs import Graph, GraphvizMissingError, draw_graph, draw_tape
+from .memory import cuda_peak, live_bytes_peak, profiler_peak
 from .timing import compare_times, format_ratio, format_time, median_time
 
 __all__ = [
@@ -9,11 +10,14 @@ __all__ = [
     "GraphvizMissingError",
     "check_gradients",
     "compare_times",
+    "cuda_peak",
     "draw_graph",
     "draw_tape",
     "find_problems",
     "first_line_of_error",
     "format_ratio",
     "format_time",
+    "live_bytes_peak",
     "median_time",
+    "profiler_peak",
 ]
