@@ -44,7 +44,7 @@ def test_views_and_in_place_results_allocate_nothing():
         y.mul_(3)  # in place: same block
         y[:10].add_(1)  # a view: same block
         x.add_(1)  # in place on memory from before: not counted
-        return y.view(10, 100), y.t() if y.dim() == 2 else y
+        return y.view(10, 100), y[5:]
 
     assert live_bytes_peak(run) == (BYTES, 0)
 
