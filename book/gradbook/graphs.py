@@ -278,7 +278,7 @@ def draw_tape(
                       "needed": position not in unneeded})
         if show_captured:
             for variable, kept in captured_by(entry).items():
-                if isinstance(kept, Variable) and kept.name not in names_on_tape:
+                if _is_variable(kept) and kept.name not in names_on_tape:
                     orphan = f"orphan{len(orphans)}"
                     dot.node(orphan, label=f"{variable} = {kept.name}\n(kept, on no entry)",
                              shape="ellipse", **CAPTURED_STYLE)
@@ -312,6 +312,13 @@ def draw_tape(
     return graph
 
 
+def _is_variable(value):
+    # a Simple Grad Variable, from gradbook.simple_grad or from chapter 1 itself
+    return isinstance(value, Variable) or (
+        hasattr(value, "name") and isinstance(getattr(value, "value", None), torch.Tensor)
+    )
+
+
 def _check_gradients(gradients, names_on_tape, loss):
     if gradients is None:
         return {}
@@ -333,7 +340,7 @@ def _check_gradients(gradients, names_on_tape, loss):
             raise ValueError(
                 f"draw_tape: gradients names {name!r}, which no drawn entry reads or writes."
             )
-        if isinstance(gradient, Variable):
+        if _is_variable(gradient):
             gradient = gradient.name
         if gradient is None:
             gradient = "None"
@@ -411,7 +418,8 @@ def _check_entries(entries):
             "Variables first (reset_tape() empties the tape)."
         )
     for position, entry in enumerate(entries):
-        if not isinstance(entry, TapeEntry):
+        # chapter 1 defines its own TapeEntry class: any entry with these fields will do
+        if not all(hasattr(entry, field) for field in TapeEntry._fields):
             raise TypeError(
                 f"draw_tape: entries[{position}] is a {type(entry).__name__}, not a TapeEntry; "
                 "pass gradient_tape or a slice of it."

@@ -16,7 +16,8 @@ from .simple_grad import TapeEntry, Variable
 
 
 def _require_entry(entry, where):
-    if not isinstance(entry, TapeEntry):
+    # chapter 1 defines its own TapeEntry class: any entry with its fields will do
+    if not all(hasattr(entry, field) for field in TapeEntry._fields):
         raise TypeError(
             f"{where}: expected a TapeEntry (an element of gradient_tape), "
             f"got a {type(entry).__name__}."
@@ -52,7 +53,7 @@ def _storages(values):
     kept = {}
     for value in values:
         is_leaf = False
-        if isinstance(value, Variable):
+        if isinstance(value, Variable) or hasattr(value, "is_leaf"):
             value, is_leaf = value.value, value.is_leaf
         if isinstance(value, torch.Tensor):
             storage = value.untyped_storage()
