@@ -229,3 +229,15 @@ def test_styled_drawings_are_the_same_every_run():
     tape, _ = record_two_orders()
     two = draw_tape(tape[:first], phases=phases, unneeded=[2])
     assert one.svg == two.svg and one.description == two.description
+
+
+def test_compact_drawings_are_narrower_and_name_operations_shortly():
+    tape, _ = record_two_orders()
+    wide, narrow = draw_tape(tape), draw_tape(tape, compact=True)
+
+    def width(graph):
+        return float(re.search(r'<svg width="([\d.]+)pt"', graph.svg).group(1))
+
+    assert width(narrow) < 0.6 * width(wide)
+    assert ">#1 mul<" in narrow.svg and "operator_" not in narrow.svg
+    assert narrow.entries[1]["operation"] == "mul"

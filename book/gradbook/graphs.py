@@ -191,6 +191,7 @@ def draw_tape(
     phases=None,
     unneeded=(),
     show_captured=False,
+    compact=False,
 ):
     """Draw a Simple Grad tape: a box per entry, an ellipse per value, inputs -> entry -> outputs.
 
@@ -201,6 +202,7 @@ def draw_tape(
     ranges of tape positions; each phase name gets its own fill and border. The positions in
     ``unneeded`` are greyed out. ``show_captured`` also draws, with a red dashed edge, every
     Variable an entry's backward rule keeps that is on no drawn entry: an orphaned value.
+    ``compact`` packs a large tape tighter, with "mul" for "operator_mul" in the boxes.
     """
     entries = _check_entries(entries)
     message = (f"draw_tape: first_index must be a non-negative int (the position of the first "
@@ -220,10 +222,12 @@ def draw_tape(
 
     from .tape_tools import captured_by
 
-    dot = graphviz.Digraph(
-        graph_attr={"rankdir": "TB", "bgcolor": "white"},
-        node_attr={"fontsize": "12", "height": "0.2"},
-    )
+    graph_attr = {"rankdir": "TB", "bgcolor": "white"}
+    node_attr = {"fontsize": "12", "height": "0.2"}
+    if compact:
+        graph_attr.update(nodesep="0.1", ranksep="0.25")
+        node_attr.update(margin="0.04,0.01")
+    dot = graphviz.Digraph(graph_attr=graph_attr, node_attr=node_attr)
     phase_names = list(dict.fromkeys(phase_of.values()))
     if len(phase_names) > len(PHASE_STYLES):
         raise ValueError(
@@ -257,6 +261,8 @@ def draw_tape(
     for position, entry in zip(positions, entries):
         node = f"entry{position}"
         operation = _operation_name(entry.propagate)
+        if compact:
+            operation = operation.removeprefix("operator_")
         phase = phase_of.get(position)
         attributes = {"style": "filled", "fillcolor": "lightgrey"}
         if phase is not None:
