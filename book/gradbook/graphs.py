@@ -286,9 +286,11 @@ def draw_tape(
             for variable, kept in captured_by(entry).items():
                 if _is_variable(kept) and kept.name not in names_on_tape:
                     orphan = f"orphan{len(orphans)}"
-                    dot.node(orphan, label=f"{variable} = {kept.name}\n(kept, on no entry)",
+                    shown = variable if variable == kept.name else f"{variable} = {kept.name}"
+                    dot.node(orphan, label=f"{shown}\n(kept, on no entry)",
                              shape="ellipse", **CAPTURED_STYLE)
-                    dot.edge(node, orphan, label="captured", arrowhead="none", **CAPTURED_STYLE)
+                    dot.edge(node, orphan, label="captured", arrowhead="none", fontsize="12",
+                             **CAPTURED_STYLE)
                     orphans.append({"position": position, "variable": variable,
                                     "name": kept.name})
     svg = dot.pipe(format="svg", encoding="utf-8")
