@@ -4,6 +4,7 @@ from .diagnose import find_problems
 from .graphs import Graph, GraphvizMissingError, draw_graph, draw_tape
 from .tape_tools import (
     PropagateCalls,
+    backward_nodes_run,
     bytes_kept,
     bytes_kept_by_tape,
     captured_by,
@@ -14,6 +15,7 @@ __all__ = [
     "Graph",
     "GraphvizMissingError",
     "PropagateCalls",
+    "backward_nodes_run",
     "bytes_kept",
     "bytes_kept_by_tape",
     "captured_by",

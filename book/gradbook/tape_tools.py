@@ -135,3 +135,35 @@ class PropagateCalls:
     def total(self, label):
         """How many propagate calls ran under ``label``."""
         return sum(n for (_, seen), n in self._calls.items() if seen == label)
+
+
+def backward_nodes_run(loss, inputs):
+    """The backward nodes that ``torch.autograd.grad(loss, inputs)`` runs, in order.
+
+    Every node of ``loss``'s graph gets a pre-hook that records its name when
+    the engine calls it; the hooks are removed afterwards, and the graph is
+    kept (``retain_graph=True``), so the same loss can be asked again.
+    """
+    if not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
+        raise TypeError(
+            "backward_nodes_run: the loss must be a tensor computed from "
+            "inputs that require grad (it needs a grad_fn)."
+        )
+    ran, seen, stack, handles = [], set(), [loss.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+
+        def record(grad_outputs, node=node):
+            ran.append(node.name())
+
+        handles.append(node.register_prehook(record))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    try:
+        torch.autograd.grad(loss, inputs, retain_graph=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return ran
