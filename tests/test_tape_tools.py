@@ -4,7 +4,13 @@ import re
 import pytest
 import torch
 
-from gradbook import PropagateCalls, bytes_kept, bytes_kept_by_tape, captured_by
+from gradbook import (
+    PropagateCalls,
+    backward_nodes_run,
+    bytes_kept,
+    bytes_kept_by_tape,
+    captured_by,
+)
 from gradbook.simple_grad import (
     Variable,
     grad,
@@ -88,3 +94,19 @@ def test_quiet_trace_is_restored_after_an_error(capsys):
 def test_bad_input_is_named(call, expected):
     with pytest.raises(TypeError, match=re.escape(expected)):
         call()
+
+
+def test_backward_nodes_run_lists_only_the_pruned_nodes():
+    a = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    b = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    L = (a * b).sum() + (b * b).sum()
+    assert backward_nodes_run(L, [a]) == ["AddBackward0", "SumBackward0", "MulBackward0"]
+    assert len(backward_nodes_run(L, [b])) == 5
+    # the hooks are gone: a plain grad afterwards records nothing anywhere
+    (da,) = torch.autograd.grad(L, [a])
+    torch.testing.assert_close(da, b.detach())
+
+
+def test_backward_nodes_run_needs_a_graph():
+    with pytest.raises(TypeError, match="needs a grad_fn"):
+        backward_nodes_run(torch.ones(3), [torch.ones(3)])
