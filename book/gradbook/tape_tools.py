@@ -53,7 +53,7 @@ def _storages(values):
     kept = {}
     for value in values:
         is_leaf = False
-        if isinstance(value, Variable) or hasattr(value, "is_leaf"):
+        if isinstance(value, Variable) or hasattr(value, "value"):
             value, is_leaf = value.value, value.is_leaf
         if isinstance(value, torch.Tensor):
             storage = value.untyped_storage()
