@@ -58,7 +58,7 @@ class Variable:
     def constant(
         value: torch.Tensor, name: Optional[str] = None
     ) -> "Variable":
-        """A leaf: a value that enters the program from outside, such as an input."""
+        """A leaf: a value that enters the program from outside (an input)."""
         leaf = Variable(value, name)
         leaf.is_leaf = True
         trace(f"{leaf.name} = {value}")
@@ -113,7 +113,8 @@ def operator_mul(lhs: Variable, rhs: Variable) -> Variable:
     trace(f"{r.name} = {lhs.name} * {rhs.name}")
 
     # backward: r = lhs * rhs elementwise, so dr/dlhs = rhs and dr/drhs = lhs.
-    # The closure keeps lhs and rhs alive: they are the values saved for backward.
+    # The closure keeps lhs and rhs alive: they are the values saved for
+    # backward.
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
         (dL_dr,) = dL_doutputs
         dL_dlhs = dL_dr * rhs
@@ -127,7 +128,7 @@ def operator_mul(lhs: Variable, rhs: Variable) -> Variable:
 def grad(
     L: Variable, desired_results: Sequence[Variable]
 ) -> List[Optional[Variable]]:
-    """dL/dX for every X in desired_results; None where L does not depend on X."""
+    """dL/dX for each X in desired_results; None where L does not use X."""
     _require_loss_and_results(L, desired_results)
     # dL_d[name] is dL/d(name) so far; the walk starts from dL/dL = 1
     dL_d: Dict[str, Variable] = {L.name: Variable(torch.ones_like(L.value))}
@@ -142,10 +143,13 @@ def grad(
         if all(g is None for g in dL_doutputs):
             continue  # zero in, zero out: no need to run propagate
         dL_dinputs = entry.propagate(dL_doutputs)
-        # every use of a value contributes to its gradient; the contributions add up
+        # every use of a value contributes to its gradient; the contributions
+        # add up
         for name, contribution in zip(entry.inputs, dL_dinputs):
             if contribution is None:
-                continue  # a known-zero contribution (a propagate may return None) adds nothing
+                # a known-zero contribution (a propagate may return None) adds
+                # nothing
+                continue
             if name in dL_d:
                 dL_d[name] = dL_d[name] + contribution
             else:
@@ -177,7 +181,8 @@ def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
     trace(f"{r.name} = {x.name}.sum()")
     shape = x.value.shape  # the closure keeps this, not x and its storage
 
-    # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's shape
+    # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's
+    # shape
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
         (dL_dr,) = dL_doutputs
         return [dL_dr.expand(shape)]
@@ -201,7 +206,8 @@ def operator_expand(x: Variable, sizes) -> Variable:
     return r
 
 
-# Guard rails: each check says what was wrong and how to fix it, then gets out of the way.
+# Guard rails: each check says what was wrong and how to fix it, then gets out
+# of the way.
 
 
 def _require_tensor(value):
@@ -216,8 +222,10 @@ def _require_variables(where, *values):
     for value in values:
         if not isinstance(value, Variable):
             raise TypeError(
-                f"{where} got a {type(value).__name__} where a Variable was expected (a plain "
-                "value is invisible to the tape): wrap it with Variable.constant(...) first."
+                f"{where} got a {type(value).__name__} where a Variable was "
+                "expected (a plain "
+                "value is invisible to the tape): wrap it with "
+                "Variable.constant(...) first."
             )
 
 
@@ -225,8 +233,10 @@ def _require_pointwise_operands(operator, lhs, rhs):
     _require_variables(f"operator {operator}", lhs, rhs)
     if lhs.value.shape != rhs.value.shape:
         raise ValueError(
-            f"{lhs.name} {operator} {rhs.name}: the shapes {tuple(lhs.value.shape)} and "
-            f"{tuple(rhs.value.shape)} differ, and Simple Grad's operators do not broadcast. "
+            f"{lhs.name} {operator} {rhs.name}: the shapes "
+            f"{tuple(lhs.value.shape)} and "
+            f"{tuple(rhs.value.shape)} differ, and Simple Grad's operators "
+            "do not broadcast. "
             "Make them equal first, e.g. with .expand(shape) on a scalar."
         )
 
@@ -235,8 +245,10 @@ def _require_scalar_to_expand(x, shape):
     _require_variables("expand", x)
     if x.value.dim() != 0:
         raise ValueError(
-            f"{x.name}.expand({', '.join(map(str, shape))}): only a scalar (0-dim) Variable "
-            f"can be expanded, and {x.name} has shape {tuple(x.value.shape)}. Call "
+            f"{x.name}.expand({', '.join(map(str, shape))}): only a scalar "
+            "(0-dim) Variable "
+            f"can be expanded, and {x.name} has shape "
+            f"{tuple(x.value.shape)}. Call "
             f"{x.name}.sum() first, or expand a scalar."
         )
 
@@ -244,13 +256,16 @@ def _require_scalar_to_expand(x, shape):
 def _require_loss_and_results(L, desired_results):
     if isinstance(desired_results, Variable):
         raise TypeError(
-            f"grad takes a list of Variables: write grad(L, [{desired_results.name}])."
+            "grad takes a list of Variables: write grad(L, "
+            f"[{desired_results.name}])."
         )
     _require_variables("grad", L, *desired_results)
     if L.value.dim() != 0:
         raise ValueError(
-            f"grad needs a scalar loss, and {L.name} has shape {tuple(L.value.shape)}: "
-            f"pass {L.name}.sum() (or another scalar computed from it) instead."
+            f"grad needs a scalar loss, and {L.name} has shape "
+            f"{tuple(L.value.shape)}: "
+            f"pass {L.name}.sum() (or another scalar computed from it) "
+            "instead."
         )
     names_on_tape = {
         name
@@ -261,7 +276,9 @@ def _require_loss_and_results(L, desired_results):
         computed_here = x.epoch == _tape_epoch and x.name in names_on_tape
         if not (x.is_leaf or computed_here):
             raise ValueError(
-                f"grad: {x.name} is not on the tape. It was computed before the last "
-                "reset_tape(), or by code that recorded no TapeEntry: compute it again "
+                f"grad: {x.name} is not on the tape. It was computed before "
+                "the last "
+                "reset_tape(), or by code that recorded no TapeEntry: "
+                "compute it again "
                 "after reset_tape(), with the engine's operators."
             )
