@@ -241,3 +241,17 @@ def test_compact_drawings_are_narrower_and_name_operations_shortly():
     assert width(narrow) < 0.6 * width(wide)
     assert ">#1 mul<" in narrow.svg and "operator_" not in narrow.svg
     assert narrow.entries[1]["operation"] == "mul"
+
+
+def test_an_entry_of_another_class_with_the_same_fields_is_drawn():
+    # chapter 1 defines its own TapeEntry class before the engine is a module
+    from typing import NamedTuple
+
+    class ChapterEntry(NamedTuple):
+        inputs: list
+        outputs: list
+        propagate: object
+
+    entries = [ChapterEntry(e.inputs, e.outputs, e.propagate) for e in record_simple()]
+    graph = draw_tape(entries)
+    assert graph.svg == draw_tape(record_simple()).svg
