@@ -15,7 +15,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = "# Colab, or a Python without the book's helper module: install it."
 FIRST_CELL = f'''{MARKER}
-# Where the book's environment is complete (make book, Binder), this does nothing.
+# Where the book's environment is complete (Binder, make book): nothing.
 import importlib.util
 import os
 import shutil

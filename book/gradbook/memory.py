@@ -1,0 +1,181 @@
+"""Peak memory of a piece of code, measured so that a page can print it.
+
+``live_bytes_peak(run)`` is the meter the chapters print. While ``run()``
+runs, a TorchDispatchMode sees every ATen operation, forward and backward
+alike, and adds the size of each block of memory (storage) that an operation
+creates; the block is taken off again when it is freed. The peak is the
+largest sum reached, counted from zero at the start: memory that existed
+before ``run()`` (inputs, weights) is not in it. The figure depends only on
+the operations called and on shapes and dtypes, so it is the same on every
+machine and every run. It is blind to what a kernel allocates for itself and
+frees before returning (a convolution's workspace): such memory is never an
+operation's output.
+
+``profiler_peak(run)`` reads torch.profiler's memory timeline, which sees
+every allocation of the CPU allocator, workspaces included. Its figure
+depends on the kernels the machine picks: use it to cross-check, not to
+print. ``cuda_peak(run)`` is the CUDA allocator's own figure.
+"""
+
+import contextlib
+import os
+import weakref
+
+
+def _storage(tensor):
+    try:
+        return tensor.untyped_storage()
+    except (RuntimeError, NotImplementedError):  # layouts with no storage
+        return None
+
+
+def _tensors(tree):
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    leaves = tree_flatten(tree)[0]
+    return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+
+
+class LiveBytesMeter:
+    """Bytes created by ATen operations and still alive, and their peak."""
+
+    def __init__(self):
+        self.live = 0
+        self.peak = 0
+        self._sizes = {}  # id of a live storage's Python object -> bytes
+
+    def _count(self, storage):
+        key = id(storage)
+        if key in self._sizes:
+            return
+        size = storage.nbytes()
+        self._sizes[key] = size
+        self.live += size
+        self.peak = max(self.peak, self.live)
+        # PyTorch keeps a storage's Python object alive for as long as the
+        # C++ storage lives, so the finalizer runs when the memory is freed.
+        weakref.finalize(storage, self._release, key, size)
+
+    def _release(self, key, size):
+        self.live -= size
+        del self._sizes[key]
+
+    def mode(self):
+        """A TorchDispatchMode that counts into this meter while active."""
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        meter = self
+
+        class _Counting(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                # Held, not only their ids, so that no id is reused meanwhile.
+                existing = {}
+                for tensor in _tensors((args, kwargs)):
+                    storage = _storage(tensor)
+                    if storage is not None:
+                        existing[id(storage)] = storage
+                result = func(*args, **kwargs)
+                for tensor in _tensors(result):
+                    storage = _storage(tensor)
+                    # An output sharing an input's storage (a view, an
+                    # in-place result) allocates nothing.
+                    if storage is not None and id(storage) not in existing:
+                        meter._count(storage)
+                return result
+
+        return _Counting()
+
+
+def live_bytes_peak(run):
+    """Peak bytes, above the start, that ATen operations create in run().
+
+    Returns ``(peak, still_live)``: ``still_live`` is what the operations
+    created that is still held when ``run()`` has returned and its result is
+    dropped (gradients in ``.grad``, a graph kept for a second backward).
+    """
+    if not callable(run):
+        name = type(run).__name__
+        raise TypeError(
+            f"live_bytes_peak: expected a function to call, got {name}."
+        )
+    meter = LiveBytesMeter()
+    with meter.mode():
+        result = run()
+    del result
+    return meter.peak, meter.live
+
+
+@contextlib.contextmanager
+def _quiet_file_descriptor(fd):
+    """Send what C++ code writes to ``fd`` to /dev/null while active.
+
+    Kineto writes a line to stderr when the profiler starts and stops; it
+    would end up in a notebook's outputs.
+    """
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), fd)
+            yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+def profiler_peak(run):
+    """Peak bytes of CPU memory allocated during run(), by torch.profiler.
+
+    Every allocation and free of the CPU allocator is replayed in time
+    order; memory that existed before ``run()`` is left out. Kernel
+    workspaces are included, so the figure depends on the kernels this
+    machine uses.
+    """
+    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler._memory_profiler import Action
+
+    if not callable(run):
+        name = type(run).__name__
+        raise TypeError(
+            f"profiler_peak: expected a function to call, got {name}."
+        )
+    with _quiet_file_descriptor(2):
+        with profile(
+            activities=[ProfilerActivity.CPU],
+            profile_memory=True,
+            record_shapes=True,
+            with_stack=True,
+        ) as profiler:
+            result = run()
+            del result
+        timeline = profiler._memory_profile().timeline
+    live = peak = 0
+    for _, action, _, size in sorted(timeline, key=lambda event: event[0]):
+        if action == Action.CREATE:
+            live += size
+        elif action == Action.DESTROY:
+            live -= size
+        peak = max(peak, live)
+    return peak
+
+
+def cuda_peak(run, *, warmup=1):
+    """Peak bytes the CUDA allocator held during run(), above the start.
+
+    ``run()`` is called ``warmup`` times first, so that one-time allocations
+    (library handles, workspaces chosen on the first call) do not count.
+    """
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("cuda_peak: no CUDA device here.")
+    for _ in range(warmup):
+        run()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    start = torch.cuda.memory_allocated()
+    result = run()
+    torch.cuda.synchronize()
+    del result
+    return torch.cuda.max_memory_allocated() - start

@@ -1,0 +1,114 @@
+"""The peak-memory meters give known answers on cases small enough to count."""
+
+import pytest
+import torch
+
+from gradbook import live_bytes_peak, profiler_peak
+
+FLOATS = 1000  # elements per tensor below: 4,000 bytes in float32
+BYTES = FLOATS * 4
+
+
+def test_one_new_tensor_is_its_size():
+    assert live_bytes_peak(lambda: torch.empty(FLOATS)) == (BYTES, 0)
+
+
+def test_what_existed_before_is_not_counted():
+    x = torch.randn(FLOATS)
+    assert live_bytes_peak(lambda: x.clone()) == (BYTES, 0)
+
+
+def test_a_tensor_freed_before_the_next_does_not_add_up():
+    def run():
+        for _ in range(5):
+            torch.ones(FLOATS)
+
+    assert live_bytes_peak(run) == (BYTES, 0)
+
+
+def test_tensors_alive_together_add_up():
+    def run():
+        a = torch.ones(FLOATS)
+        b = a * 2
+        c = b + a
+        return a, b, c
+
+    assert live_bytes_peak(run) == (3 * BYTES, 0)
+
+
+def test_views_and_in_place_results_allocate_nothing():
+    x = torch.randn(FLOATS)
+
+    def run():
+        y = x * 2  # one new block
+        y.mul_(3)  # in place: same block
+        y[:10].add_(1)  # a view: same block
+        x.add_(1)  # in place on memory from before: not counted
+        return y.view(10, 100), y[5:]
+
+    assert live_bytes_peak(run) == (BYTES, 0)
+
+
+def test_a_small_view_keeps_the_whole_block():
+    def run():
+        return torch.ones(FLOATS)[:1]  # 4 bytes seen, 4,000 held
+
+    assert live_bytes_peak(run) == (BYTES, 0)
+
+
+def test_memory_kept_after_run_is_reported():
+    kept = []
+    peak, still_live = live_bytes_peak(lambda: kept.append(torch.ones(10)))
+    assert (peak, still_live) == (40, 40)
+    kept.clear()
+
+
+def test_backward_frees_what_forward_saved():
+    x = torch.randn(FLOATS, requires_grad=True)
+
+    def run():
+        y = x.exp()  # saved by exp's backward: alive until backward
+        y.sum().backward()  # the gradient (4,000) and a 4-byte sum
+
+    peak, still_live = live_bytes_peak(run)
+    # At the peak: exp's saved output, x's new gradient, the 4-byte sum and
+    # the 4-byte seed gradient (ones) that backward starts from.
+    assert peak == 2 * BYTES + 8
+    # Only x.grad survives, created by an operation during run().
+    assert still_live == BYTES
+    x.grad = None
+
+
+def test_an_int64_tensor_counts_eight_bytes_per_element():
+    assert live_bytes_peak(lambda: torch.arange(FLOATS)) == (8 * FLOATS, 0)
+
+
+def test_the_meter_refuses_what_it_cannot_call():
+    with pytest.raises(TypeError, match="function to call"):
+        live_bytes_peak(42)
+    with pytest.raises(TypeError, match="function to call"):
+        profiler_peak("x")
+
+
+def test_the_profiler_sees_what_the_meter_sees(capfd):
+    def run():
+        a = torch.ones(FLOATS)
+        b = a * 2
+        return a + b
+
+    assert profiler_peak(run) == live_bytes_peak(run)[0] == 3 * BYTES
+    # Kineto's start and stop lines do not reach stderr.
+    assert capfd.readouterr().err == ""
+
+
+def test_the_profiler_also_sees_a_kernels_workspace():
+    # An unfold inside a Python op is seen by both, but the workspace of a
+    # convolution's backward only by the profiler: it can only be larger.
+    x = torch.randn(8, 16, 20, 20, requires_grad=True)
+    conv = torch.nn.Conv2d(16, 16, 3, bias=False)
+
+    def run():
+        conv(x).sum().backward()
+
+    metered, _ = live_bytes_peak(run)
+    assert profiler_peak(run) >= metered > 0
