@@ -1,18 +1,23 @@
 """draw_tape: the tape's structure as a graph, the same SVG every run, bad input explained."""
-import contextlib
-import io
 import re
 
 import pytest
 import torch
 
 from gradbook import Graph, GraphvizMissingError, draw_tape
-from gradbook.simple_grad import TapeEntry, Variable, gradient_tape, reset_tape
+from gradbook.simple_grad import (
+    TapeEntry,
+    Variable,
+    grad,
+    gradient_tape,
+    quiet_trace,
+    reset_tape,
+)
 
 
 def record_simple():
     """(a + b) * b summed, on a fresh tape: entries add, mul, sum."""
-    with contextlib.redirect_stdout(io.StringIO()):
+    with quiet_trace():
         reset_tape()
         a = Variable.constant(torch.tensor([1.0, 2.0]), name="a")
         b = Variable.constant(torch.tensor([3.0, 4.0]), name="b")
@@ -95,3 +100,158 @@ def test_a_single_entry_is_refused_with_a_fix():
     (entry, *_) = record_simple()
     with pytest.raises(TypeError, match=re.escape("pass a list of entries, e.g. [entry]")):
         draw_tape(entry)
+
+
+def record_two_orders():
+    """(a + b) * b summed, its gradients, then the gradients of their squared norm."""
+    with quiet_trace():
+        reset_tape()
+        a = Variable.constant(torch.tensor([1.0, 2.0]), name="a")
+        b = Variable.constant(torch.tensor([3.0, 4.0]), name="b")
+        L0 = ((a + b) * b).sum(name="L0")
+        ends = [len(gradient_tape)]
+        dL0_da, dL0_db = grad(L0, [a, b])
+        ends.append(len(gradient_tape))
+        L1 = (dL0_da * dL0_da + dL0_db * dL0_db).sum(name="L1")
+        ends.append(len(gradient_tape))
+        grad(L1, [a, b])
+        ends.append(len(gradient_tape))
+    return list(gradient_tape), ends
+
+
+def fill_of(svg, label):
+    """The fill colour of the box whose text is label."""
+    for node in svg.split('<g id="node')[1:]:
+        if f">{label}<" in node:
+            return re.search(r'<polygon fill="([^"]+)"', node).group(1)
+    raise AssertionError(f"no node labelled {label}")
+
+
+def test_values_are_labelled_with_their_gradients():
+    with quiet_trace():
+        reset_tape()
+        a = Variable.constant(torch.tensor([1.0, 2.0]), name="a")
+        b = Variable.constant(torch.tensor([3.0, 4.0]), name="b")
+        L = (a * b).sum(name="L")
+        dL_da, dL_db = grad(L, [a, b])
+    graph = draw_tape(gradient_tape[:2], gradients={"a": dL_da, "b": dL_db})
+    assert graph.values["a"] == f"a dL/da = {dL_da.name}"
+    assert f"dL/db = {dL_db.name}" in graph.svg
+    assert f"Gradients: dL/da = {dL_da.name}, dL/db = {dL_db.name}." in graph.description
+    named = draw_tape(gradient_tape[:2], gradients={"a": "v9", "b": None}, loss="L0")
+    assert named.values == {"a": "a dL0/da = v9", "b": "b dL0/db = None", "v0": "v0",
+                            "L": "L"}
+
+
+def test_phases_have_their_own_styles_and_unneeded_entries_are_grey():
+    tape, (forward, first, middle, second) = record_two_orders()
+    phases = [("forward", 0, forward), ("first backward", forward, first),
+              ("forward", first, middle), ("second backward", middle, second)]
+    graph = draw_tape(tape, phases=phases, unneeded={1, 2})
+    assert graph.phase_styles == {
+        "forward": "grey, solid border",
+        "first backward": "light blue, dashed border",
+        "second backward": "orange, bold border",
+    }
+    assert fill_of(graph.svg, "#0 operator_add") == "lightgrey"
+    assert fill_of(graph.svg, f"#{forward} operator_expand") == "lightblue"
+    assert fill_of(graph.svg, f"#{middle} operator_expand") == "orange"
+    assert fill_of(graph.svg, "#1 operator_mul") == "white"  # greyed out
+    assert [e["position"] for e in graph.entries if not e["needed"]] == [1, 2]
+    assert {e["phase"] for e in graph.entries[first:middle]} == {"forward"}
+    assert "2 entries greyed out" in graph.description
+    assert "(second backward)" in graph.description
+
+
+def test_an_orphaned_captured_value_is_drawn_beside_the_output():
+    with quiet_trace():
+        reset_tape()
+        a = Variable.constant(torch.tensor([1.0, 2.0]), name="a")
+        t = Variable(a.value * 2)  # made without an entry: on no tape
+
+        def propagate(dL_doutputs):
+            return [dL_doutputs[0] * t]
+
+        gradient_tape.append(TapeEntry(["a"], ["r"], propagate))
+    graph = draw_tape(gradient_tape, show_captured=True)
+    assert graph.orphans == [{"position": 0, "variable": "t", "name": t.name}]
+    assert graph.node_count == 1 + 2 + 1
+    assert f"keeps t = {t.name}, which no entry reads or writes" in graph.description
+    assert 'stroke="#cd0000"' in graph.svg  # red3
+    plain = draw_tape(gradient_tape)
+    assert plain.orphans == [] and plain.node_count == 3
+
+
+def test_a_captured_value_on_the_tape_is_no_orphan():
+    graph = draw_tape(record_simple(), show_captured=True)
+    assert graph.orphans == []
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, expected",
+    [
+        ({"gradients": [1]}, TypeError, "gradients must be a dict of value name -> gradient"),
+        ({"gradients": {1: "v0"}}, TypeError, "keyed by value name (str)"),
+        ({"gradients": {"z": "v0"}}, ValueError, "names 'z', which no drawn entry"),
+        ({"gradients": {"a": 3.0}}, TypeError, "must be a Variable, its name or None"),
+        ({"gradients": {"a": "v0"}, "loss": 0}, TypeError, "loss is the loss's name"),
+        ({"phases": "forward"}, TypeError, "phases must be a list of (name, start, end)"),
+        ({"phases": [("f", 0)]}, TypeError, "('f', 0) is not"),
+        ({"phases": [("f", 2, 1)]}, ValueError, "ends (1) before it starts (2)"),
+        ({"phases": [("f", 0, 2), ("g", 1, 3)]}, ValueError, "position 1 is in two phases"),
+        ({"phases": [(str(i), i, i + 1) for i in range(3)] + [("x", 3, 3), ("y", 3, 3)]},
+         None, None),
+        ({"unneeded": 3}, TypeError, "collection of tape positions"),
+        ({"unneeded": ["1"]}, TypeError, "holds tape positions (int)"),
+        ({"unneeded": [7]}, ValueError, "position 7 is not drawn"),
+    ],
+)
+def test_bad_drawing_options_say_what_is_wrong(kwargs, error, expected):
+    tape = record_simple()
+    if error is None:
+        draw_tape(tape, **kwargs)  # empty phases draw nothing: allowed
+        return
+    with pytest.raises(error, match=re.escape(expected)):
+        draw_tape(tape, **kwargs)
+
+
+def test_too_many_phase_names_are_refused():
+    tape, _ = record_two_orders()
+    phases = [(f"p{i}", i, i + 1) for i in range(5)]
+    with pytest.raises(ValueError, match="at most 4 distinct phase names"):
+        draw_tape(tape, phases=phases)
+
+
+def test_styled_drawings_are_the_same_every_run():
+    tape, (forward, first, middle, second) = record_two_orders()
+    phases = [("forward", 0, forward), ("backward", forward, first)]
+    one = draw_tape(tape[:first], phases=phases, unneeded=[2])
+    tape, _ = record_two_orders()
+    two = draw_tape(tape[:first], phases=phases, unneeded=[2])
+    assert one.svg == two.svg and one.description == two.description
+
+
+def test_compact_drawings_are_narrower_and_name_operations_shortly():
+    tape, _ = record_two_orders()
+    wide, narrow = draw_tape(tape), draw_tape(tape, compact=True)
+
+    def width(graph):
+        return float(re.search(r'<svg width="([\d.]+)pt"', graph.svg).group(1))
+
+    assert width(narrow) < 0.6 * width(wide)
+    assert ">#1 mul<" in narrow.svg and "operator_" not in narrow.svg
+    assert narrow.entries[1]["operation"] == "mul"
+
+
+def test_an_entry_of_another_class_with_the_same_fields_is_drawn():
+    # chapter 1 defines its own TapeEntry class before the engine is a module
+    from typing import NamedTuple
+
+    class ChapterEntry(NamedTuple):
+        inputs: list
+        outputs: list
+        propagate: object
+
+    entries = [ChapterEntry(e.inputs, e.outputs, e.propagate) for e in record_simple()]
+    graph = draw_tape(entries)
+    assert graph.svg == draw_tape(record_simple()).svg

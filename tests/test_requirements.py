@@ -9,8 +9,12 @@ from conftest import BOOK, ROOT
 from book_files import book_notebooks
 
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==(\S+)$")
-# Import names that differ from the name of the package that provides them.
-PACKAGE_OF_MODULE = {"yaml": "pyyaml"}
+# Import names that differ from the name of the package that provides them
+# (torch's wheel ships the functorch package).
+PACKAGE_OF_MODULE = {"yaml": "pyyaml", "functorch": "torch"}
+# Modules of the Jupyter kernel itself: every place that runs a chapter
+# (Binder, Colab, nbval) has them before any requirement is installed.
+KERNEL_MODULES = {"IPython"}
 LOCAL_MODULES = {path.name for path in BOOK.iterdir() if (path / "__init__.py").exists()}
 
 
@@ -57,7 +61,8 @@ def test_binder_installs_every_package_the_chapters_import():
         PACKAGE_OF_MODULE.get(module, module).lower()
         for source in chapter_sources()
         for module in imported_modules(source)
-        if module not in sys.stdlib_module_names and module not in LOCAL_MODULES
+        if module not in sys.stdlib_module_names
+        and module not in LOCAL_MODULES | KERNEL_MODULES
     }
     assert third_party - set(binder) == set()
 

@@ -1,17 +1,14 @@
 """Simple Grad refuses bad input with a message that names the mistake and the fix."""
-import contextlib
-import io
-
 import pytest
 import torch
 
-from gradbook.simple_grad import Variable, grad, reset_tape
+from gradbook.simple_grad import Variable, grad, quiet_trace, reset_tape
 
 
 @pytest.fixture
 def quiet():
     """The engine prints its trace; the tests only read the errors."""
-    with contextlib.redirect_stdout(io.StringIO()):
+    with quiet_trace():
         reset_tape()
         yield
 

@@ -8,14 +8,12 @@ way from the previous order's gradients, and every gradient is compared: a value
 and None exactly where torch.autograd.grad(..., allow_unused=True) says None.
 """
 import collections
-import contextlib
-import io
 
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradbook.simple_grad import Variable, grad, reset_tape
+from gradbook.simple_grad import Variable, grad, quiet_trace, reset_tape
 
 TOLERANCE = 1e-10
 PROGRAMS_PER_RUN = 1500
@@ -96,7 +94,7 @@ def input_values(program):
 def engine_gradients(program):
     """Gradients of each order from Simple Grad, as tensors (None stays None)."""
     reset_tape()
-    with contextlib.redirect_stdout(io.StringIO()):
+    with quiet_trace():
         inputs = [
             Variable.constant(value, name=f"x{i}") for i, value in enumerate(input_values(program))
         ]

@@ -33,7 +33,9 @@ def saved_cells(chapter):
     cells = []
     for cell in notebook.cells:
         lines = cell.source.splitlines()
-        if cell.cell_type == "code" and lines and lines[0].strip() == MARKER:
+        # `ruff format` writes the marker as "# @save"; both spellings count
+        marker = lines[0].replace(" ", "") if lines else ""
+        if cell.cell_type == "code" and marker == MARKER:
             cells.append("\n".join(lines[1:]).strip("\n"))
     if not cells:
         raise ValueError(f"{chapter} has no code cell starting with {MARKER!r}: nothing to export.")

@@ -2,11 +2,23 @@
 from .checks import check_gradients, first_line_of_error
 from .diagnose import find_problems
 from .graphs import Graph, GraphvizMissingError, draw_graph, draw_tape
+from .tape_tools import (
+    PropagateCalls,
+    backward_nodes_run,
+    bytes_kept,
+    bytes_kept_by_tape,
+    captured_by,
+)
 from .timing import compare_times, format_ratio, format_time, median_time
 
 __all__ = [
     "Graph",
     "GraphvizMissingError",
+    "PropagateCalls",
+    "backward_nodes_run",
+    "bytes_kept",
+    "bytes_kept_by_tape",
+    "captured_by",
     "check_gradients",
     "compare_times",
     "draw_graph",

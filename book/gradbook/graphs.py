@@ -13,7 +13,7 @@ from collections import Counter
 
 import torch
 
-from .simple_grad import TapeEntry
+from .simple_grad import TapeEntry, Variable
 
 INSTALL_GRAPHVIZ = """\
 Graphviz's `dot` program is not on PATH, and torchviz needs it to draw autograd graphs.
@@ -156,11 +156,53 @@ def _check_params(params):
     return params
 
 
-def draw_tape(entries, first_index=0):
+# Styles of the tape's phases, told apart by border as well as by colour; the
+# words are those of the text alternative.
+PHASE_STYLES = [
+    ({"style": "filled", "fillcolor": "lightgrey"}, "grey, solid border"),
+    (
+        {"style": "filled,dashed", "fillcolor": "lightblue", "penwidth": "2"},
+        "light blue, dashed border",
+    ),
+    (
+        {"style": "filled,bold", "fillcolor": "orange", "penwidth": "2"},
+        "orange, bold border",
+    ),
+    (
+        {"style": "filled,dotted", "fillcolor": "palegreen", "penwidth": "2"},
+        "pale green, dotted border",
+    ),
+]
+UNNEEDED_STYLE = {
+    "style": "filled,dotted",
+    "fillcolor": "white",
+    "color": "gray60",
+    "fontcolor": "gray45",
+}
+CAPTURED_STYLE = {"style": "dashed", "color": "red3", "fontcolor": "red3"}
+
+
+def draw_tape(
+    entries,
+    first_index=0,
+    *,
+    gradients=None,
+    loss="L",
+    phases=None,
+    unneeded=(),
+    show_captured=False,
+    compact=False,
+):
     """Draw a Simple Grad tape: a box per entry, an ellipse per value, inputs -> entry -> outputs.
 
     ``entries`` is ``gradient_tape`` or a slice of it; ``first_index`` is the position of its
     first entry on the whole tape, so that a slice keeps the tape's numbering in its labels.
+    ``gradients`` maps value names to their gradients (Variables or names): each such value is
+    labelled ``dL/dx = v6``, with ``loss`` as L. ``phases`` is a list of (name, start, end)
+    ranges of tape positions; each phase name gets its own fill and border. The positions in
+    ``unneeded`` are greyed out. ``show_captured`` also draws, with a red dashed edge, every
+    Variable an entry's backward rule keeps that is on no drawn entry: an orphaned value.
+    ``compact`` packs a large tape tighter, with "mul" for "operator_mul" in the boxes.
     """
     entries = _check_entries(entries)
     message = (f"draw_tape: first_index must be a non-negative int (the position of the first "
@@ -169,38 +211,198 @@ def draw_tape(entries, first_index=0):
         raise TypeError(message)
     if first_index < 0:
         raise ValueError(message)
+    positions = range(first_index, first_index + len(entries))
+    names_on_tape = {name for entry in entries for name in entry.inputs + entry.outputs}
+    gradients = _check_gradients(gradients, names_on_tape, loss)
+    phase_of = _check_phases(phases, positions)
+    unneeded = _check_unneeded(unneeded, positions)
     _require_dot()
 
     import graphviz
 
-    dot = graphviz.Digraph(
-        graph_attr={"rankdir": "TB", "bgcolor": "white"},
-        node_attr={"fontsize": "12", "height": "0.2"},
-    )
+    from .tape_tools import captured_by
+
+    graph_attr = {"rankdir": "TB", "bgcolor": "white"}
+    node_attr = {"fontsize": "12", "height": "0.2"}
+    if compact:
+        graph_attr.update(nodesep="0.1", ranksep="0.25")
+        node_attr.update(margin="0.04,0.01")
+    dot = graphviz.Digraph(graph_attr=graph_attr, node_attr=node_attr)
+    phase_names = list(dict.fromkeys(phase_of.values()))
+    if len(phase_names) > len(PHASE_STYLES):
+        raise ValueError(
+            f"draw_tape: at most {len(PHASE_STYLES)} distinct phase names can be told apart, "
+            f"got {len(phase_names)}: {phase_names}; give phases that belong together one name."
+        )
+    style_of = {name: PHASE_STYLES[i] for i, name in enumerate(phase_names)}
+    written_by_unneeded = {
+        name
+        for position, entry in zip(positions, entries)
+        if position in unneeded
+        for name in entry.outputs
+    }
     values = {}  # value name -> node name, in the order values first appear
+    labels = {}
 
     def value_node(name):
         if name not in values:
             values[name] = f"value{len(values)}"
-            dot.node(values[name], label=name, shape="ellipse")
+            label = name
+            if name in gradients:
+                label += f"\nd{loss}/d{name} = {gradients[name]}"
+            labels[name] = label.replace("\n", " ")
+            attributes = {"label": label, "shape": "ellipse"}
+            if name in written_by_unneeded:
+                attributes.update(color="gray60", fontcolor="gray45")
+            dot.node(values[name], **attributes)
         return values[name]
 
-    steps = []
-    for position, entry in enumerate(entries, start=first_index):
+    steps, parts, orphans = [], [], []
+    for position, entry in zip(positions, entries):
         node = f"entry{position}"
         operation = _operation_name(entry.propagate)
-        dot.node(node, label=f"#{position} {operation}", shape="box", style="filled",
-                 fillcolor="lightgrey")
+        if compact:
+            operation = operation.removeprefix("operator_")
+        phase = phase_of.get(position)
+        attributes = {"style": "filled", "fillcolor": "lightgrey"}
+        if phase is not None:
+            attributes = dict(style_of[phase][0])
+        if position in unneeded:
+            attributes.update(UNNEEDED_STYLE)
+        dot.node(node, label=f"#{position} {operation}", shape="box", **attributes)
         for name in entry.inputs:
             dot.edge(value_node(name), node)
         for name in entry.outputs:
             dot.edge(node, value_node(name))
-        steps.append(f"#{position} {operation}: {', '.join(entry.inputs)} -> {', '.join(entry.outputs)}")
+        step = f"#{position} {operation}: {', '.join(entry.inputs)} -> {', '.join(entry.outputs)}"
+        if phase is not None:
+            step += f" ({phase})"
+        if position in unneeded:
+            step += " (greyed out)"
+        steps.append(step)
+        parts.append({"position": position, "operation": operation, "phase": phase,
+                      "needed": position not in unneeded})
+        if show_captured:
+            for variable, kept in captured_by(entry).items():
+                if _is_variable(kept) and kept.name not in names_on_tape:
+                    orphan = f"orphan{len(orphans)}"
+                    shown = variable if variable == kept.name else f"{variable} = {kept.name}"
+                    dot.node(orphan, label=f"{shown}\n(kept, on no entry)",
+                             shape="ellipse", **CAPTURED_STYLE)
+                    dot.edge(node, orphan, label="captured", arrowhead="none", fontsize="12",
+                             **CAPTURED_STYLE)
+                    orphans.append({"position": position, "variable": variable,
+                                    "name": kept.name})
     svg = dot.pipe(format="svg", encoding="utf-8")
-    description = (
-        f"Simple Grad tape with {len(entries)} entries and {len(values)} values. " + "; ".join(steps) + "."
+    sentences = [
+        f"Simple Grad tape with {len(entries)} entries and {len(values)} values. "
+        + "; ".join(steps) + "."
+    ]
+    if phase_names:
+        sentences.append("Phases: " + "; ".join(
+            f"{name} ({style_of[name][1]})" for name in phase_names) + ".")
+    if unneeded:
+        sentences.append(f"{len(unneeded)} entries greyed out (white, dotted grey border).")
+    if gradients:
+        sentences.append("Gradients: " + ", ".join(
+            f"d{loss}/d{name} = {gradient}" for name, gradient in gradients.items()) + ".")
+    for orphan in orphans:
+        sentences.append(
+            f"Entry #{orphan['position']} keeps {orphan['variable']} = {orphan['name']}, "
+            "which no entry reads or writes (red, dashed)."
+        )
+    graph = Graph(svg, node_count=len(entries) + len(values) + len(orphans),
+                  description=" ".join(sentences))
+    graph.entries = parts
+    graph.values = labels
+    graph.orphans = orphans
+    graph.phase_styles = {name: style_of[name][1] for name in phase_names}
+    return graph
+
+
+def _is_variable(value):
+    # a Simple Grad Variable, from gradbook.simple_grad or from chapter 1 itself
+    return isinstance(value, Variable) or (
+        hasattr(value, "name") and isinstance(getattr(value, "value", None), torch.Tensor)
     )
-    return Graph(svg, node_count=len(entries) + len(values), description=description)
+
+
+def _check_gradients(gradients, names_on_tape, loss):
+    if gradients is None:
+        return {}
+    if not isinstance(loss, str):
+        raise TypeError(f"draw_tape: loss is the loss's name (str), got {loss!r}.")
+    if not isinstance(gradients, dict):
+        raise TypeError(
+            f"draw_tape: gradients must be a dict of value name -> gradient, got a "
+            f"{type(gradients).__name__}; e.g. {{'a': dL_da, 'b': dL_db}}."
+        )
+    named = {}
+    for name, gradient in gradients.items():
+        if not isinstance(name, str):
+            raise TypeError(
+                f"draw_tape: gradients are keyed by value name (str), got {name!r}; "
+                "write {x.name: dL_dx}."
+            )
+        if name not in names_on_tape:
+            raise ValueError(
+                f"draw_tape: gradients names {name!r}, which no drawn entry reads or writes."
+            )
+        if _is_variable(gradient):
+            gradient = gradient.name
+        if gradient is None:
+            gradient = "None"
+        if not isinstance(gradient, str):
+            raise TypeError(
+                f"draw_tape: the gradient of {name!r} must be a Variable, its name or None, "
+                f"got a {type(gradient).__name__}."
+            )
+        named[name] = gradient
+    return named
+
+
+def _check_phases(phases, positions):
+    if phases is None:
+        return {}
+    shape = "a list of (name, start, end) ranges of tape positions"
+    if not isinstance(phases, (list, tuple)):
+        raise TypeError(f"draw_tape: phases must be {shape}, got a {type(phases).__name__}.")
+    phase_of = {}
+    for phase in phases:
+        if not (isinstance(phase, (list, tuple)) and len(phase) == 3
+                and isinstance(phase[0], str)
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in phase[1:])):
+            raise TypeError(f"draw_tape: phases must be {shape}; {phase!r} is not.")
+        name, start, end = phase
+        if not start <= end:
+            raise ValueError(f"draw_tape: phase {name!r} ends ({end}) before it starts ({start}).")
+        for position in range(start, end):
+            if position in phase_of:
+                raise ValueError(
+                    f"draw_tape: tape position {position} is in two phases, "
+                    f"{phase_of[position]!r} and {name!r}."
+                )
+            if position in positions:
+                phase_of[position] = name
+    return phase_of
+
+
+def _check_unneeded(unneeded, positions):
+    try:
+        unneeded = set(unneeded)
+    except TypeError:
+        raise TypeError(
+            f"draw_tape: unneeded is a collection of tape positions, got {unneeded!r}."
+        ) from None
+    for position in sorted(unneeded, key=repr):
+        if not isinstance(position, int) or isinstance(position, bool):
+            raise TypeError(f"draw_tape: unneeded holds tape positions (int), got {position!r}.")
+        if position not in positions:
+            raise ValueError(
+                f"draw_tape: unneeded position {position} is not drawn "
+                f"(the drawn entries are {positions.start} to {positions.stop - 1})."
+            )
+    return unneeded
 
 
 def _operation_name(propagate):
@@ -224,7 +426,8 @@ def _check_entries(entries):
             "Variables first (reset_tape() empties the tape)."
         )
     for position, entry in enumerate(entries):
-        if not isinstance(entry, TapeEntry):
+        # chapter 1 defines its own TapeEntry class: any entry with these fields will do
+        if not all(hasattr(entry, field) for field in TapeEntry._fields):
             raise TypeError(
                 f"draw_tape: entries[{position}] is a {type(entry).__name__}, not a TapeEntry; "
                 "pass gradient_tape or a slice of it."

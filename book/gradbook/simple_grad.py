@@ -5,11 +5,15 @@ book/simple_grad_1_tape.ipynb, where it is explained; edit the chapter, then run
 `python tools/export_saved_cells.py` (tests/test_simple_grad_export.py fails until you do).
 """
 
+import contextlib
+
 import torch
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
 _next_index = 0  # the number in the next fresh name
-_tape_epoch = 0  # how many times reset_tape() ran: tells current values from stale ones
+_tape_epoch = (
+    0  # how many times reset_tape() ran: tells current values from stale ones
+)
 
 
 def fresh_name() -> str:
@@ -18,6 +22,26 @@ def fresh_name() -> str:
     name = f"v{_next_index}"
     _next_index += 1
     return name
+
+
+_tracing = True  # False inside quiet_trace()
+
+
+def trace(line: str):
+    """Print one line of the engine's trace, unless quiet_trace() is on."""
+    if _tracing:
+        print(line)
+
+
+@contextlib.contextmanager
+def quiet_trace():
+    """Run a block without printing the trace; the tape records as usual."""
+    global _tracing
+    previous, _tracing = _tracing, False
+    try:
+        yield
+    finally:
+        _tracing = previous
 
 
 class Variable:
@@ -31,11 +55,13 @@ class Variable:
         self.epoch = _tape_epoch  # the tape this value was computed on
 
     @staticmethod
-    def constant(value: torch.Tensor, name: Optional[str] = None) -> "Variable":
-        """A leaf: a value that enters the program from outside, such as an input."""
+    def constant(
+        value: torch.Tensor, name: Optional[str] = None
+    ) -> "Variable":
+        """A leaf: a value that enters the program from outside (an input)."""
         leaf = Variable(value, name)
         leaf.is_leaf = True
-        print(f"{leaf.name} = {value}")
+        trace(f"{leaf.name} = {value}")
         return leaf
 
     def __repr__(self):
@@ -47,7 +73,9 @@ class Variable:
     def __add__(self, rhs: "Variable") -> "Variable":
         return operator_add(self, rhs)
 
-    def __rmul__(self, lhs):  # only reached when lhs is not a Variable: reports it
+    def __rmul__(
+        self, lhs
+    ):  # only reached when lhs is not a Variable: reports it
         return operator_mul(lhs, self)
 
     def __radd__(self, lhs):
@@ -82,10 +110,11 @@ def operator_mul(lhs: Variable, rhs: Variable) -> Variable:
     _require_pointwise_operands("*", lhs, rhs)
     # forward: compute the value and say what was computed
     r = Variable(lhs.value * rhs.value)
-    print(f"{r.name} = {lhs.name} * {rhs.name}")
+    trace(f"{r.name} = {lhs.name} * {rhs.name}")
 
     # backward: r = lhs * rhs elementwise, so dr/dlhs = rhs and dr/drhs = lhs.
-    # The closure keeps lhs and rhs alive: they are the values saved for backward.
+    # The closure keeps lhs and rhs alive: they are the values saved for
+    # backward.
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
         (dL_dr,) = dL_doutputs
         dL_dlhs = dL_dr * rhs
@@ -96,12 +125,14 @@ def operator_mul(lhs: Variable, rhs: Variable) -> Variable:
     return r
 
 
-def grad(L: Variable, desired_results: Sequence[Variable]) -> List[Optional[Variable]]:
-    """dL/dX for every X in desired_results; None where L does not depend on X."""
+def grad(
+    L: Variable, desired_results: Sequence[Variable]
+) -> List[Optional[Variable]]:
+    """dL/dX for each X in desired_results; None where L does not use X."""
     _require_loss_and_results(L, desired_results)
     # dL_d[name] is dL/d(name) so far; the walk starts from dL/dL = 1
     dL_d: Dict[str, Variable] = {L.name: Variable(torch.ones_like(L.value))}
-    print(f"d{L.name} ------------------------")
+    trace(f"d{L.name} ------------------------")
 
     def gather(names):
         # a name with no entry yet has received no gradient: a known zero, None
@@ -112,25 +143,28 @@ def grad(L: Variable, desired_results: Sequence[Variable]) -> List[Optional[Vari
         if all(g is None for g in dL_doutputs):
             continue  # zero in, zero out: no need to run propagate
         dL_dinputs = entry.propagate(dL_doutputs)
-        # every use of a value contributes to its gradient; the contributions add up
+        # every use of a value contributes to its gradient; the contributions
+        # add up
         for name, contribution in zip(entry.inputs, dL_dinputs):
             if contribution is None:
-                continue  # a known-zero contribution (a propagate may return None) adds nothing
+                # a known-zero contribution (a propagate may return None) adds
+                # nothing
+                continue
             if name in dL_d:
                 dL_d[name] = dL_d[name] + contribution
             else:
                 dL_d[name] = contribution
 
     for name, gradient in dL_d.items():
-        print(f"d{L.name}_d{name} = {gradient.name}")
-    print("------------------------")
+        trace(f"d{L.name}_d{name} = {gradient.name}")
+    trace("------------------------")
     return gather(x.name for x in desired_results)
 
 
 def operator_add(lhs: Variable, rhs: Variable) -> Variable:
     _require_pointwise_operands("+", lhs, rhs)
     r = Variable(lhs.value + rhs.value)
-    print(f"{r.name} = {lhs.name} + {rhs.name}")
+    trace(f"{r.name} = {lhs.name} + {rhs.name}")
 
     # dr/dlhs = dr/drhs = 1: both inputs receive dL/dr unchanged, at no cost
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
@@ -144,10 +178,11 @@ def operator_add(lhs: Variable, rhs: Variable) -> Variable:
 def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
     _require_variables("sum", x)
     r = Variable(x.value.sum(), name)
-    print(f"{r.name} = {x.name}.sum()")
+    trace(f"{r.name} = {x.name}.sum()")
     shape = x.value.shape  # the closure keeps this, not x and its storage
 
-    # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's shape
+    # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's
+    # shape
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
         (dL_dr,) = dL_doutputs
         return [dL_dr.expand(shape)]
@@ -160,7 +195,7 @@ def operator_expand(x: Variable, sizes) -> Variable:
     shape = torch.Size([sizes] if isinstance(sizes, int) else sizes)
     _require_scalar_to_expand(x, shape)
     r = Variable(x.value.expand(shape))
-    print(f"{r.name} = {x.name}.expand({', '.join(map(str, shape))})")
+    trace(f"{r.name} = {x.name}.expand({', '.join(map(str, shape))})")
 
     # every element of r is a copy of the scalar x: dL/dx adds up all of dL/dr
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
@@ -171,7 +206,9 @@ def operator_expand(x: Variable, sizes) -> Variable:
     return r
 
 
-# Guard rails: each check says what was wrong and how to fix it, then gets out of the way.
+# Guard rails: each check says what was wrong and how to fix it, then gets out
+# of the way.
+
 
 def _require_tensor(value):
     if not isinstance(value, torch.Tensor):
@@ -185,8 +222,10 @@ def _require_variables(where, *values):
     for value in values:
         if not isinstance(value, Variable):
             raise TypeError(
-                f"{where} got a {type(value).__name__} where a Variable was expected (a plain "
-                "value is invisible to the tape): wrap it with Variable.constant(...) first."
+                f"{where} got a {type(value).__name__} where a Variable was "
+                "expected (a plain "
+                "value is invisible to the tape): wrap it with "
+                "Variable.constant(...) first."
             )
 
 
@@ -194,8 +233,10 @@ def _require_pointwise_operands(operator, lhs, rhs):
     _require_variables(f"operator {operator}", lhs, rhs)
     if lhs.value.shape != rhs.value.shape:
         raise ValueError(
-            f"{lhs.name} {operator} {rhs.name}: the shapes {tuple(lhs.value.shape)} and "
-            f"{tuple(rhs.value.shape)} differ, and Simple Grad's operators do not broadcast. "
+            f"{lhs.name} {operator} {rhs.name}: the shapes "
+            f"{tuple(lhs.value.shape)} and "
+            f"{tuple(rhs.value.shape)} differ, and Simple Grad's operators "
+            "do not broadcast. "
             "Make them equal first, e.g. with .expand(shape) on a scalar."
         )
 
@@ -204,27 +245,40 @@ def _require_scalar_to_expand(x, shape):
     _require_variables("expand", x)
     if x.value.dim() != 0:
         raise ValueError(
-            f"{x.name}.expand({', '.join(map(str, shape))}): only a scalar (0-dim) Variable "
-            f"can be expanded, and {x.name} has shape {tuple(x.value.shape)}. Call "
+            f"{x.name}.expand({', '.join(map(str, shape))}): only a scalar "
+            "(0-dim) Variable "
+            f"can be expanded, and {x.name} has shape "
+            f"{tuple(x.value.shape)}. Call "
             f"{x.name}.sum() first, or expand a scalar."
         )
 
 
 def _require_loss_and_results(L, desired_results):
     if isinstance(desired_results, Variable):
-        raise TypeError(f"grad takes a list of Variables: write grad(L, [{desired_results.name}]).")
+        raise TypeError(
+            "grad takes a list of Variables: write grad(L, "
+            f"[{desired_results.name}])."
+        )
     _require_variables("grad", L, *desired_results)
     if L.value.dim() != 0:
         raise ValueError(
-            f"grad needs a scalar loss, and {L.name} has shape {tuple(L.value.shape)}: "
-            f"pass {L.name}.sum() (or another scalar computed from it) instead."
+            f"grad needs a scalar loss, and {L.name} has shape "
+            f"{tuple(L.value.shape)}: "
+            f"pass {L.name}.sum() (or another scalar computed from it) "
+            "instead."
         )
-    names_on_tape = {name for entry in gradient_tape for name in entry.inputs + entry.outputs}
+    names_on_tape = {
+        name
+        for entry in gradient_tape
+        for name in entry.inputs + entry.outputs
+    }
     for x in [L, *desired_results]:
         computed_here = x.epoch == _tape_epoch and x.name in names_on_tape
         if not (x.is_leaf or computed_here):
             raise ValueError(
-                f"grad: {x.name} is not on the tape. It was computed before the last "
-                "reset_tape(), or by code that recorded no TapeEntry: compute it again "
+                f"grad: {x.name} is not on the tape. It was computed before "
+                "the last "
+                "reset_tape(), or by code that recorded no TapeEntry: "
+                "compute it again "
                 "after reset_tape(), with the engine's operators."
             )

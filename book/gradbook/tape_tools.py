@@ -1,0 +1,169 @@
+"""Measuring a Simple Grad tape without showing Python's internals.
+
+The chapters ask three questions of a tape: what does an entry's backward rule
+keep alive, how many bytes is that, and how often does each rule run. The
+answers need ``__closure__``, ``co_freevars`` and wrapped closures; they live
+here so that a chapter shows the measurement, not the plumbing.
+"""
+
+import contextlib
+import functools
+from collections import Counter
+
+import torch
+
+from .simple_grad import TapeEntry, Variable
+
+
+def _require_entry(entry, where):
+    # chapter 1 defines its own TapeEntry class: any entry with its fields will do
+    if not all(hasattr(entry, field) for field in TapeEntry._fields):
+        raise TypeError(
+            f"{where}: expected a TapeEntry (an element of gradient_tape), "
+            f"got a {type(entry).__name__}."
+        )
+
+
+def _unwrapped(propagate):
+    # PropagateCalls wraps rules with functools.wraps: look at the rule itself
+    while hasattr(propagate, "__wrapped__"):
+        propagate = propagate.__wrapped__
+    return propagate
+
+
+def captured_by(entry):
+    """What an entry's ``propagate`` keeps alive: {free variable: value}.
+
+    These are the values saved for the backward pass: Variables, tensors,
+    shapes, whatever the closure refers to.
+    """
+    _require_entry(entry, "captured_by")
+    propagate = _unwrapped(entry.propagate)
+    code = getattr(propagate, "__code__", None)
+    if code is None:
+        return {}
+    cells = propagate.__closure__ or ()
+    return {
+        name: cell.cell_contents for name, cell in zip(code.co_freevars, cells)
+    }
+
+
+def _storages(values):
+    """{storage address: (bytes, belongs to a leaf)} of the tensors in values."""
+    kept = {}
+    for value in values:
+        is_leaf = False
+        if isinstance(value, Variable) or hasattr(value, "value"):
+            value, is_leaf = value.value, value.is_leaf
+        if isinstance(value, torch.Tensor):
+            storage = value.untyped_storage()
+            # a view and its base share one storage: it counts once
+            kept[storage.data_ptr()] = (storage.nbytes(), is_leaf)
+    return kept
+
+
+def bytes_kept(values):
+    """Bytes of tensor storage that ``values`` keep alive, each storage once.
+
+    ``values`` holds Variables, tensors or anything else (which keeps no
+    tensor storage and counts 0), for example ``captured_by(entry).values()``.
+    """
+    return sum(size for size, _ in _storages(values).values())
+
+
+def bytes_kept_by_tape(entries):
+    """(all, beyond the leaves): bytes that the closures of ``entries`` keep.
+
+    The leaves are the inputs (Variable.constant); "beyond the leaves" is what
+    the tape keeps that the caller would not keep anyway.
+    """
+    entries = list(entries)
+    for entry in entries:
+        _require_entry(entry, "bytes_kept_by_tape")
+    values = [v for entry in entries for v in captured_by(entry).values()]
+    kept = _storages(values)
+    total = sum(size for size, _ in kept.values())
+    return total, sum(size for size, leaf in kept.values() if not leaf)
+
+
+class PropagateCalls:
+    """Counts how often each entry's ``propagate`` runs, per labelled call.
+
+    ``with calls.counting(tape, "grad(L0)"): grad(L0, ...)`` counts the rules
+    that this ``grad`` call runs; ``calls[3, "grad(L0)"]`` then says how often
+    entry 3 ran in it, and ``calls.total("grad(L0)")`` how many rules ran.
+    The rules are wrapped in place on ``tape`` (once); a wrapped rule computes
+    exactly what it computed before.
+    """
+
+    def __init__(self):
+        self._calls = Counter()
+        self._label = None
+
+    def _wrap(self, index, propagate):
+        @functools.wraps(propagate)
+        def counted(dL_doutputs):
+            self._calls[index, self._label] += 1
+            return propagate(dL_doutputs)
+
+        counted.counted_by = self  # so that a rule is wrapped only once
+        return counted
+
+    @contextlib.contextmanager
+    def counting(self, tape, label):
+        """Count, under ``label``, the rules of ``tape`` run inside the block."""
+        if not isinstance(tape, list):
+            raise TypeError(
+                "PropagateCalls.counting: pass the tape itself "
+                f"(gradient_tape), not a {type(tape).__name__}."
+            )
+        for index, entry in enumerate(tape):
+            _require_entry(entry, "PropagateCalls.counting")
+            if getattr(entry.propagate, "counted_by", None) is not self:
+                counted = self._wrap(index, entry.propagate)
+                tape[index] = entry._replace(propagate=counted)
+        previous, self._label = self._label, label
+        try:
+            yield self
+        finally:
+            self._label = previous
+
+    def __getitem__(self, key):
+        index, label = key
+        return self._calls[index, label]
+
+    def total(self, label):
+        """How many propagate calls ran under ``label``."""
+        return sum(n for (_, seen), n in self._calls.items() if seen == label)
+
+
+def backward_nodes_run(loss, inputs):
+    """The backward nodes that ``torch.autograd.grad(loss, inputs)`` runs, in order.
+
+    Every node of ``loss``'s graph gets a pre-hook that records its name when
+    the engine calls it; the hooks are removed afterwards, and the graph is
+    kept (``retain_graph=True``), so the same loss can be asked again.
+    """
+    if not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
+        raise TypeError(
+            "backward_nodes_run: the loss must be a tensor computed from "
+            "inputs that require grad (it needs a grad_fn)."
+        )
+    ran, seen, stack, handles = [], set(), [loss.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+
+        def record(grad_outputs, node=node):
+            ran.append(node.name())
+
+        handles.append(node.register_prehook(record))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    try:
+        torch.autograd.grad(loss, inputs, retain_graph=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return ran

@@ -1,0 +1,112 @@
+"""The tape's measurements: what a rule keeps, its bytes, how often it runs."""
+import re
+
+import pytest
+import torch
+
+from gradbook import (
+    PropagateCalls,
+    backward_nodes_run,
+    bytes_kept,
+    bytes_kept_by_tape,
+    captured_by,
+)
+from gradbook.simple_grad import (
+    Variable,
+    grad,
+    gradient_tape,
+    quiet_trace,
+    reset_tape,
+)
+
+
+def simple_tape(n=3):
+    with quiet_trace():
+        reset_tape()
+        a = Variable.constant(torch.ones(n, dtype=torch.float64), name="a")
+        b = Variable.constant(torch.ones(n, dtype=torch.float64), name="b")
+        t = a + b
+        r = t * b
+        L = r.sum(name="L")
+    return a, b, t, r, L
+
+
+def test_captured_by_names_what_each_rule_keeps():
+    a, b, t, r, L = simple_tape()
+    add, mul, total = gradient_tape
+    assert captured_by(add) == {}
+    assert captured_by(mul) == {"lhs": t, "rhs": b}
+    assert captured_by(total) == {"shape": torch.Size([3])}
+
+
+def test_bytes_count_each_storage_once():
+    a, b, t, r, L = simple_tape(1000)
+    assert bytes_kept(captured_by(gradient_tape[1]).values()) == 2 * 8000
+    assert bytes_kept([t, t.value, t.value[:10]]) == 8000  # a view counts once
+    assert bytes_kept([torch.Size([3]), None, "x"]) == 0
+    assert bytes_kept_by_tape(gradient_tape) == (16000, 8000)  # b is a leaf, t is not
+
+
+def test_counting_survives_a_second_count_and_keeps_the_results():
+    with quiet_trace():
+        a, b, t, r, L = simple_tape()
+        calls = PropagateCalls()
+        with calls.counting(gradient_tape, "first"):
+            dL_da, dL_db = grad(L, [a, b])
+        L1 = (dL_da * dL_da + dL_db * dL_db).sum(name="L1")
+        with calls.counting(gradient_tape, "second"):
+            grad(L1, [a, b])
+    assert calls.total("first") == 3
+    assert calls[0, "first"] == calls[0, "second"] == 1
+    assert calls[1, "second"] == 0  # r = t * b does not reach L1
+    assert calls.total("second") == 1 + 4 + 4  # entry 0, the first backward, L1's forward
+    torch.testing.assert_close(dL_db.value, a.value + 2 * b.value)
+    # counted rules keep their names and closures for the drawing and captured_by
+    assert captured_by(gradient_tape[1]) == {"lhs": t, "rhs": b}
+    assert gradient_tape[1].propagate.__qualname__.startswith("operator_mul.")
+
+
+def test_quiet_trace_silences_only_the_block(capsys):
+    with quiet_trace():
+        simple_tape()
+    assert capsys.readouterr().out == ""
+    reset_tape()
+    Variable.constant(torch.tensor([1.0]), name="a")
+    assert capsys.readouterr().out == "a = tensor([1.])\n"
+
+
+def test_quiet_trace_is_restored_after_an_error(capsys):
+    with pytest.raises(ZeroDivisionError), quiet_trace():
+        1 / 0
+    reset_tape()
+    Variable.constant(torch.tensor([1.0]), name="a")
+    assert capsys.readouterr().out == "a = tensor([1.])\n"
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        (lambda: captured_by("entry"), "captured_by: expected a TapeEntry"),
+        (lambda: bytes_kept_by_tape([1]), "bytes_kept_by_tape: expected a TapeEntry"),
+        (lambda: PropagateCalls().counting((), "x").__enter__(), "pass the tape itself"),
+    ],
+)
+def test_bad_input_is_named(call, expected):
+    with pytest.raises(TypeError, match=re.escape(expected)):
+        call()
+
+
+def test_backward_nodes_run_lists_only_the_pruned_nodes():
+    a = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    b = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    L = (a * b).sum() + (b * b).sum()
+    assert backward_nodes_run(L, [a]) == ["AddBackward0", "SumBackward0", "MulBackward0"]
+    assert len(backward_nodes_run(L, [b])) == 5
+    # the hooks are gone: a plain grad afterwards records nothing anywhere
+    (da,) = torch.autograd.grad(L, [a])
+    torch.testing.assert_close(da, b.detach())
+
+
+def test_backward_nodes_run_needs_a_graph():
+    with pytest.raises(TypeError, match="needs a grad_fn"):
+        backward_nodes_run(torch.ones(3), [torch.ones(3)])
