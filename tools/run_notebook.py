@@ -14,6 +14,29 @@ import nbformat
 from nbclient import NotebookClient
 
 
+def join_streams(notebook):
+    """Join each run of consecutive stream outputs of the same name into one, text unchanged.
+
+    The kernel flushes printed text on a timer, so one line can be stored in two pieces; the
+    site's renderer ends every piece with a line break, which would cut the line in two.
+    """
+    for cell in notebook.cells:
+        joined = []
+        for output in cell.get("outputs", []):
+            previous = joined[-1] if joined else None
+            if (
+                output.output_type == "stream"
+                and previous is not None
+                and previous.output_type == "stream"
+                and previous.name == output.name
+            ):
+                previous.text += output.text
+            else:
+                joined.append(output)
+        if "outputs" in cell:
+            cell.outputs = joined
+
+
 def run(path):
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
@@ -24,6 +47,7 @@ def run(path):
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
+    join_streams(notebook)
     # What the outputs were produced with; the site prints it at the top of the chapter.
     notebook.metadata["provenance"] = {
         "torch": importlib.metadata.version("torch"),
