@@ -53,3 +53,13 @@ def test_first_line_of_error_handles_constructors_with_more_arguments():
             raise TwoPartError("first line\nthe rest", code=7)
     assert str(error.value) == "first line"
     assert error.value.code == 7
+
+
+def test_first_line_of_error_wraps_to_a_width():
+    long_line = "word " * 40 + "end"
+    with pytest.raises(ValueError) as error:
+        with first_line_of_error(width=40):
+            raise ValueError(long_line + "\nthe rest")
+    shown = f"ValueError: {error.value}".splitlines()
+    assert len(shown) > 1 and all(len(line) <= 40 for line in shown)
+    assert " ".join(shown)[len("ValueError: "):].split() == long_line.split()
