@@ -8,6 +8,7 @@ from .tape_tools import (
     bytes_kept,
     bytes_kept_by_tape,
     captured_by,
+    operation_counts,
 )
 from .timing import compare_times, format_ratio, format_time, median_time
 
@@ -28,4 +29,5 @@ __all__ = [
     "format_ratio",
     "format_time",
     "median_time",
+    "operation_counts",
 ]
