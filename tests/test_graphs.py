@@ -107,3 +107,27 @@ def test_bad_arguments_say_what_is_wrong(outputs, params, expected):
 def test_module_exports_what_the_chapters_use():
     for name in gradbook.__all__:
         assert hasattr(gradbook, name)
+
+
+def test_loose_saved_edges_keep_a_saved_leaf_on_top_and_list_the_arrows():
+    a = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([3.0, 4.0], dtype=torch.float64, requires_grad=True)
+    loss = ((a + b) * b).sum()  # MulBackward0 saves the leaf b
+    params = {"a": a, "b": b}
+    tangled = draw_graph(loss, params=params, show_saved=True)
+    loose = draw_graph(loss, params=params, show_saved=True, loose_saved_edges=True)
+    assert loose.description == tangled.description
+    assert loose.node_count == tangled.node_count
+    assert "stroke-dasharray" in loose.svg and "stroke-dasharray" not in tangled.svg
+    # arrows follow the forward direction, from the leaves' AccumulateGrad to the loss
+    assert ("AddBackward0", "MulBackward0") in loose.edges
+    assert ("MulBackward0", "SumBackward0") in loose.edges
+    assert loose.edges == tangled.edges
+
+    def top(svg, label):
+        # y of the node's text: smaller is higher on the page
+        match = re.search(rf'y="(-?[\d.]+)"[^>]*>{label}</text>', svg)
+        return float(match.group(1))
+
+    assert top(loose.svg, "b") < top(loose.svg, "MulBackward0")
+    assert top(tangled.svg, "MulBackward0") < top(tangled.svg, "b")

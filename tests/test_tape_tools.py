@@ -110,3 +110,26 @@ def test_backward_nodes_run_lists_only_the_pruned_nodes():
 def test_backward_nodes_run_needs_a_graph():
     with pytest.raises(TypeError, match="needs a grad_fn"):
         backward_nodes_run(torch.ones(3), [torch.ones(3)])
+
+
+def test_operation_counts_names_what_each_entry_recorded():
+    from gradbook import operation_counts
+
+    a, b, t, r, L = simple_tape()
+    assert operation_counts(gradient_tape) == {
+        "operator_add": 1,
+        "operator_mul": 1,
+        "operator_sum": 1,
+    }
+    start = len(gradient_tape)
+    with quiet_trace():
+        grad(L, [a, b])
+    backward = operation_counts(gradient_tape[start:])
+    assert backward == {"operator_expand": 1, "operator_mul": 2, "operator_add": 1}
+    # a counted (wrapped) rule still counts under its own operation
+    calls = PropagateCalls()
+    with calls.counting(gradient_tape, "x"):
+        pass
+    assert operation_counts(gradient_tape[:3])["operator_mul"] == 1
+    with pytest.raises(TypeError, match="operation_counts"):
+        operation_counts([object()])

@@ -9,6 +9,7 @@ from .tape_tools import (
     bytes_kept,
     bytes_kept_by_tape,
     captured_by,
+    operation_counts,
 )
 from .timing import compare_times, format_ratio, format_time, median_time
 
@@ -31,5 +32,6 @@ __all__ = [
     "format_time",
     "live_bytes_peak",
     "median_time",
+    "operation_counts",
     "profiler_peak",
 ]

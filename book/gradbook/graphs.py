@@ -62,11 +62,15 @@ class Graph:
         return f"<graph with {self.node_count} nodes>"
 
 
-def draw_graph(outputs, params=None, show_saved=False):
+def draw_graph(outputs, params=None, show_saved=False, loose_saved_edges=False):
     """Draw the autograd graph that produced ``outputs`` (a tensor or a tuple of tensors).
 
     ``params`` maps display names to tensors, as in ``torchviz.make_dot``; ``show_saved``
-    also draws the tensors that built-in backward nodes saved.
+    also draws the tensors that built-in backward nodes saved. With ``loose_saved_edges``,
+    the line from a node to a tensor it saved is dashed and does not take part in the layout:
+    a saved tensor that is also a leaf then stays with the leaves at the top, instead of
+    being pulled below the node that saved it (which can turn the drawing upside down).
+    The returned Graph's ``edges`` lists the drawn arrows as (from label, to label).
     """
     outputs = _check_outputs(outputs)
     params = _check_params(params)
@@ -80,10 +84,33 @@ def draw_graph(outputs, params=None, show_saved=False):
         dot = torchviz.make_dot(outputs, params=params, show_saved=show_saved)
     names = {}
     dot.body = [_relabel(line, names) for line in dot.body]
+    if loose_saved_edges:
+        dot.body = [
+            line.replace("[dir=none]", "[constraint=false dir=none style=dashed]")
+            for line in dot.body
+        ]
     # An opaque background keeps black strokes readable on a dark page.
     dot.graph_attr["bgcolor"] = "white"
     svg = dot.pipe(format="svg", encoding="utf-8")
-    return Graph(svg, node_count=len(names), description=describe(dot.body))
+    graph = Graph(svg, node_count=len(names), description=describe(dot.body))
+    graph.edges = _arrows(dot.body)
+    return graph
+
+
+def _arrows(body):
+    """The directed edges of a torchviz DOT body, as (from label, to label) pairs."""
+    labels = {}
+    for line in body:
+        if "->" not in line and NODE_LABEL.search(line):
+            label = NODE_LABEL.search(line).group(1).strip('"').split()
+            labels[line.split()[0]] = label[0]
+    arrows = []
+    for line in body:
+        if "->" in line and "dir=none" not in line:
+            head = line.partition(" [")[0].split("->")
+            source, target = (part.strip() for part in head)
+            arrows.append((labels.get(source, source), labels.get(target, target)))
+    return arrows
 
 
 def _require_dot():

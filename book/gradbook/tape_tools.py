@@ -86,6 +86,24 @@ def bytes_kept_by_tape(entries):
     return total, sum(size for size, leaf in kept.values() if not leaf)
 
 
+def operation_counts(entries):
+    """How many of ``entries`` each operation recorded: Counter({"operator_mul": 2, ...}).
+
+    An entry's operation is the function its ``propagate`` was defined in (the name
+    ``draw_tape`` writes in the entry's box); pass ``gradient_tape[start:]`` to count what
+    one ``grad`` call recorded.
+    """
+    entries = list(entries)
+    counts = Counter()
+    for entry in entries:
+        _require_entry(entry, "operation_counts")
+        propagate = _unwrapped(entry.propagate)
+        qualname = getattr(propagate, "__qualname__", type(propagate).__name__)
+        outer = qualname.split(".<locals>.")
+        counts[outer[-2].split(".")[-1] if len(outer) > 1 else qualname] += 1
+    return counts
+
+
 class PropagateCalls:
     """Counts how often each entry's ``propagate`` runs, per labelled call.
 
