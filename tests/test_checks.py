@@ -53,3 +53,21 @@ def test_first_line_of_error_handles_constructors_with_more_arguments():
             raise TwoPartError("first line\nthe rest", code=7)
     assert str(error.value) == "first line"
     assert error.value.code == 7
+
+
+def test_first_line_of_error_wraps_to_a_width():
+    line = "an error message " * 10 + "that is long"
+    with pytest.raises(RuntimeError) as error:
+        with first_line_of_error(width=40):
+            raise RuntimeError(line + "\nthe rest")
+    shown = f"RuntimeError: {error.value}".splitlines()
+    assert all(len(row) <= 40 for row in shown) and len(shown) > 1
+    assert " ".join(shown) == f"RuntimeError: {line}"
+
+
+def test_first_line_of_error_without_width_keeps_a_long_line():
+    line = "x " * 60
+    with pytest.raises(RuntimeError) as error:
+        with first_line_of_error():
+            raise RuntimeError(line)
+    assert str(error.value) == line
