@@ -255,3 +255,19 @@ def test_an_entry_of_another_class_with_the_same_fields_is_drawn():
     entries = [ChapterEntry(e.inputs, e.outputs, e.propagate) for e in record_simple()]
     graph = draw_tape(entries)
     assert graph.svg == draw_tape(record_simple()).svg
+
+
+def test_max_width_scales_a_wide_drawing_down_and_leaves_a_narrow_one():
+    tape, _ = record_two_orders()
+
+    def width(graph):
+        return float(re.search(r'<svg width="([\d.]+)pt"', graph.svg).group(1))
+
+    wide = draw_tape(tape, compact=True)
+    fitted = draw_tape(tape, compact=True, max_width=0.8 * width(wide))
+    assert width(fitted) <= 0.8 * width(wide) + 1
+    assert fitted.description == wide.description
+    small = draw_tape(record_simple())
+    assert draw_tape(record_simple(), max_width=10 * width(small)).svg == small.svg
+    with pytest.raises(TypeError, match="max_width is a width in points"):
+        draw_tape(tape, max_width="6in")

@@ -219,6 +219,7 @@ def draw_tape(
     unneeded=(),
     show_captured=False,
     compact=False,
+    max_width=None,
 ):
     """Draw a Simple Grad tape: a box per entry, an ellipse per value, inputs -> entry -> outputs.
 
@@ -230,6 +231,8 @@ def draw_tape(
     ``unneeded`` are greyed out. ``show_captured`` also draws, with a red dashed edge, every
     Variable an entry's backward rule keeps that is on no drawn entry: an orphaned value.
     ``compact`` packs a large tape tighter, with "mul" for "operator_mul" in the boxes.
+    ``max_width`` (in points, as the SVG's width) scales a wider drawing down to that width, so
+    that it fits a page's column; a narrower drawing keeps its size.
     """
     entries = _check_entries(entries)
     message = (f"draw_tape: first_index must be a non-negative int (the position of the first "
@@ -243,6 +246,12 @@ def draw_tape(
     gradients = _check_gradients(gradients, names_on_tape, loss)
     phase_of = _check_phases(phases, positions)
     unneeded = _check_unneeded(unneeded, positions)
+    if max_width is not None and (
+        isinstance(max_width, bool) or not isinstance(max_width, (int, float)) or max_width <= 0
+    ):
+        raise TypeError(
+            f"draw_tape: max_width is a width in points (a positive number), got {max_width!r}."
+        )
     _require_dot()
 
     import graphviz
@@ -254,6 +263,8 @@ def draw_tape(
     if compact:
         graph_attr.update(nodesep="0.1", ranksep="0.25")
         node_attr.update(margin="0.04,0.01")
+    if max_width is not None:
+        graph_attr["size"] = f"{max_width / 72:.4f},1000"  # inches; only ever scales down
     dot = graphviz.Digraph(graph_attr=graph_attr, node_attr=node_attr)
     phase_names = list(dict.fromkeys(phase_of.values()))
     if len(phase_names) > len(PHASE_STYLES):

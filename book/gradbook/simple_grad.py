@@ -11,9 +11,8 @@ import torch
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
 _next_index = 0  # the number in the next fresh name
-_tape_epoch = (
-    0  # how many times reset_tape() ran: tells current values from stale ones
-)
+# how many times reset_tape() ran: tells current values from stale ones
+_tape_epoch = 0
 
 
 def fresh_name() -> str:
@@ -73,9 +72,9 @@ class Variable:
     def __add__(self, rhs: "Variable") -> "Variable":
         return operator_add(self, rhs)
 
-    def __rmul__(
-        self, lhs
-    ):  # only reached when lhs is not a Variable: reports it
+    # __rmul__ and __radd__ are only reached when lhs is not a Variable:
+    # the operators then report it
+    def __rmul__(self, lhs):
         return operator_mul(lhs, self)
 
     def __radd__(self, lhs):
