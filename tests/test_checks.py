@@ -53,3 +53,21 @@ def test_first_line_of_error_handles_constructors_with_more_arguments():
             raise TwoPartError("first line\nthe rest", code=7)
     assert str(error.value) == "first line"
     assert error.value.code == 7
+
+
+def test_first_line_of_error_wraps_to_a_width_after_the_type_name():
+    message = "function FooBackward returned an incorrect number of gradients " * 3
+    with pytest.raises(RuntimeError) as error:
+        with first_line_of_error(width=40):
+            raise RuntimeError(message.strip() + "\nsecond line")
+    shown = f"{type(error.value).__name__}: {error.value}".splitlines()
+    assert all(len(line) <= 40 for line in shown)
+    assert all(line.startswith("  ") for line in shown[1:])
+    assert " ".join(line.strip() for line in shown) == "RuntimeError: " + message.strip()
+
+
+def test_first_line_of_error_leaves_a_short_line_alone_when_wrapping():
+    with pytest.raises(ValueError) as error:
+        with first_line_of_error(width=79):
+            raise ValueError("short")
+    assert str(error.value) == "short"
