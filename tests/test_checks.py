@@ -53,3 +53,21 @@ def test_first_line_of_error_handles_constructors_with_more_arguments():
             raise TwoPartError("first line\nthe rest", code=7)
     assert str(error.value) == "first line"
     assert error.value.code == 7
+
+
+def test_first_line_of_error_wraps_to_a_width():
+    message = "word " * 30 + "end\nthe rest"
+    with pytest.raises(ValueError) as error:
+        with first_line_of_error(width=40):
+            raise ValueError(message)
+    shown = f"ValueError: {error.value}".splitlines()
+    assert all(len(line) <= 40 for line in shown)
+    assert " ".join(shown) == "ValueError: " + message.splitlines()[0].strip()
+
+
+def test_first_line_of_error_without_width_does_not_wrap():
+    long_line = "x " * 60
+    with pytest.raises(ValueError) as error:
+        with first_line_of_error():
+            raise ValueError(long_line)
+    assert str(error.value) == long_line

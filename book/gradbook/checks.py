@@ -1,5 +1,6 @@
 """Gradient checks and short error messages for the chapters."""
 import contextlib
+import textwrap
 
 import torch
 from torch.autograd import gradcheck, gradgradcheck
@@ -38,17 +39,24 @@ def _check_inputs(inputs):
 
 
 @contextlib.contextmanager
-def first_line_of_error():
+def first_line_of_error(width=None):
     """Re-raise an error with only the first line of its message.
 
     Some errors, gradcheck's among them, append whole Jacobians to the line that says what
-    went wrong; in a page that line is what the reader needs.
+    went wrong; in a page that line is what the reader needs. With ``width`` (79 for the
+    pages), that line is also wrapped so that no line of "ErrorType: message", as the page
+    shows it, is longer than ``width``.
     """
     try:
         yield
     except Exception as error:
         lines = str(error).strip().splitlines()
-        if len(lines) > 1:
+        if width is not None and lines:
+            # The page puts "ErrorType: " before the first line.
+            prefix = " " * (len(type(error).__name__) + 2)
+            wrapped = textwrap.fill(lines[0], width, initial_indent=prefix)
+            error.args = (wrapped[len(prefix):],)
+        elif len(lines) > 1:
             # Shorten the message in place: building a new exception of the same type would
             # fail for types whose constructor takes more than a message.
             error.args = (lines[0],)
