@@ -14,10 +14,10 @@ operation's output. A storage that an operation enlarges in place
 new size. ``live_bytes_timeline(run)`` gives the same count operation by
 operation, to see where the peak is reached.
 
-The two meters differ on one point: memory that existed before ``run()`` and
-is freed during it lowers ``profiler_peak``'s running total (it measures the
-rise above the start), while ``live_bytes_peak`` ignores it (it measures what
-``run()`` creates).
+Both meters count what ``run()`` creates: a block that existed before and is
+freed during ``run()`` leaves their running total unchanged (the profiler
+records no size for it), although the process then holds less than at the
+start.
 
 ``profiler_peak(run)`` reads torch.profiler's memory timeline, which sees
 every allocation of the CPU allocator, workspaces included. Its figure
