@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from gradbook import live_bytes_peak, profiler_peak
+from gradbook import live_bytes_peak, live_bytes_timeline, profiler_peak
 
 FLOATS = 1000  # elements per tensor below: 4,000 bytes in float32
 BYTES = FLOATS * 4
@@ -112,3 +112,89 @@ def test_the_profiler_also_sees_a_kernels_workspace():
 
     metered, _ = live_bytes_peak(run)
     assert profiler_peak(run) >= metered > 0
+
+
+def test_a_storage_enlarged_in_place_counts_its_new_size():
+    assert live_bytes_peak(lambda: torch.empty(0).resize_(FLOATS)) == (
+        BYTES,
+        0,
+    )
+
+    def into_too_small_out():
+        out = torch.empty(0)
+        torch.add(torch.ones(FLOATS), 1, out=out)  # out grows to FLOATS
+        return out
+
+    assert live_bytes_peak(into_too_small_out) == (2 * BYTES, 0)
+
+
+def test_a_storage_from_before_counts_only_its_growth():
+    held = [torch.ones(FLOATS)]  # 4,000 bytes from before the run
+    peak, still_live = live_bytes_peak(lambda: held[0].resize_(3 * FLOATS))
+    assert (peak, still_live) == (2 * BYTES, 2 * BYTES)
+    held.clear()
+
+
+def test_a_tensor_kept_on_ctx_is_still_live():
+    class Exp(torch.autograd.Function):
+        @staticmethod
+        def forward(t):
+            return t.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.kept = output.detach()  # not save_for_backward
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.kept
+
+    t = torch.randn(FLOATS, requires_grad=True)
+    graphs = []
+    # Exp's output is dropped; its memory lives on through ctx, and the
+    # 4-byte sum that holds the graph lives too.
+    peak, still_live = live_bytes_peak(
+        lambda: graphs.append(Exp.apply(t).sum())
+    )
+    assert still_live == BYTES + 4
+    graphs.clear()
+
+
+def test_outputs_sharing_a_new_storage_count_once():
+    def run():
+        return torch.ones(2 * FLOATS).chunk(2)
+
+    assert live_bytes_peak(run) == (2 * BYTES, 0)
+
+
+def test_the_timeline_lists_each_operation_with_live_bytes():
+    def run():
+        a = torch.ones(FLOATS)
+        b = a * 2
+        del a
+        return b + 1
+
+    timeline = live_bytes_timeline(run)
+    assert [name for name, _, _ in timeline] == ["ones", "mul", "add"]
+    assert [(before, after) for _, before, after in timeline] == [
+        (0, BYTES),
+        (BYTES, 2 * BYTES),
+        (BYTES, 2 * BYTES),  # a was freed before the addition
+    ]
+    with pytest.raises(TypeError, match="function to call"):
+        live_bytes_timeline(None)
+
+
+def test_memory_from_before_freed_during_the_run(capfd):
+    # Both count what the run creates: freeing a block from before does not
+    # make room in their count (the profiler does not know its size).
+    def run_freeing(held):
+        def run():
+            held.clear()  # frees 4,000 bytes that existed before
+            return torch.ones(2 * FLOATS)  # then allocates 8,000
+
+        return run
+
+    assert live_bytes_peak(run_freeing([torch.ones(FLOATS)]))[0] == 2 * BYTES
+    assert profiler_peak(run_freeing([torch.ones(FLOATS)])) == 2 * BYTES
+    assert capfd.readouterr().err == ""  # the profiler's warning is silenced

@@ -2,7 +2,12 @@
 from .checks import check_gradients, first_line_of_error
 from .diagnose import find_problems
 from .graphs import Graph, GraphvizMissingError, draw_graph, draw_tape
-from .memory import cuda_peak, live_bytes_peak, profiler_peak
+from .memory import (
+    cuda_peak,
+    live_bytes_peak,
+    live_bytes_timeline,
+    profiler_peak,
+)
 from .tape_tools import (
     PropagateCalls,
     backward_nodes_run,
@@ -31,6 +36,7 @@ __all__ = [
     "format_ratio",
     "format_time",
     "live_bytes_peak",
+    "live_bytes_timeline",
     "median_time",
     "operation_counts",
     "profiler_peak",

@@ -9,7 +9,15 @@ before ``run()`` (inputs, weights) is not in it. The figure depends only on
 the operations called and on shapes and dtypes, so it is the same on every
 machine and every run. It is blind to what a kernel allocates for itself and
 frees before returning (a convolution's workspace): such memory is never an
-operation's output.
+operation's output. A storage that an operation enlarges in place
+(``resize_``, an ``out=`` tensor too small for the result) counts with its
+new size. ``live_bytes_timeline(run)`` gives the same count operation by
+operation, to see where the peak is reached.
+
+Both meters count what ``run()`` creates: a block that existed before and is
+freed during ``run()`` leaves their running total unchanged (the profiler
+records no size for it), although the process then holds less than at the
+start.
 
 ``profiler_peak(run)`` reads torch.profiler's memory timeline, which sees
 every allocation of the CPU allocator, workspaces included. Its figure
@@ -44,6 +52,7 @@ class LiveBytesMeter:
         self.live = 0
         self.peak = 0
         self._sizes = {}  # id of a live storage's Python object -> bytes
+        self.timeline = []  # (operation, live bytes before it, after it)
 
     def _count(self, storage):
         key = id(storage)
@@ -55,11 +64,28 @@ class LiveBytesMeter:
         self.peak = max(self.peak, self.live)
         # PyTorch keeps a storage's Python object alive for as long as the
         # C++ storage lives, so the finalizer runs when the memory is freed.
-        weakref.finalize(storage, self._release, key, size)
+        weakref.finalize(storage, self._release, key)
 
-    def _release(self, key, size):
-        self.live -= size
-        del self._sizes[key]
+    def _grow(self, storage, before):
+        """A storage that existed before an operation and is larger after."""
+        grown = storage.nbytes() - before
+        if grown <= 0:
+            return
+        key = id(storage)
+        if key in self._sizes:  # created during the run: now larger
+            self._sizes[key] += grown
+            self.live += grown
+            self.peak = max(self.peak, self.live)
+        elif before == 0:  # an empty block from before, now holding data
+            self._count(storage)
+        else:  # a block from before the run: only its growth is new
+            self.live += grown
+            self.peak = max(self.peak, self.live)
+            self._sizes[key] = grown
+            weakref.finalize(storage, self._release, key)
+
+    def _release(self, key):
+        self.live -= self._sizes.pop(key)
 
     def mode(self):
         """A TorchDispatchMode that counts into this meter while active."""
@@ -72,17 +98,25 @@ class LiveBytesMeter:
                 kwargs = kwargs or {}
                 # Held, not only their ids, so that no id is reused meanwhile.
                 existing = {}
+                sizes_before = {}
                 for tensor in _tensors((args, kwargs)):
                     storage = _storage(tensor)
                     if storage is not None:
                         existing[id(storage)] = storage
+                        sizes_before[id(storage)] = storage.nbytes()
+                live_before = meter.live
                 result = func(*args, **kwargs)
+                # An input's storage may have been enlarged (resize_, out=).
+                for key, storage in existing.items():
+                    meter._grow(storage, sizes_before[key])
                 for tensor in _tensors(result):
                     storage = _storage(tensor)
                     # An output sharing an input's storage (a view, an
-                    # in-place result) allocates nothing.
+                    # in-place result) allocates nothing more.
                     if storage is not None and id(storage) not in existing:
                         meter._count(storage)
+                name = str(func.overloadpacket.__name__)
+                meter.timeline.append((name, live_before, meter.live))
                 return result
 
         return _Counting()
@@ -105,6 +139,27 @@ def live_bytes_peak(run):
         result = run()
     del result
     return meter.peak, meter.live
+
+
+def live_bytes_timeline(run):
+    """The live-bytes count of ``live_bytes_peak``, operation by operation.
+
+    Returns a list of ``(name, before, after)``, one per ATen operation that
+    ``run()`` calls, forward and backward: its name (``"convolution"``,
+    ``"mul_"``...) and the bytes alive, counted from zero at the start, just
+    before the operation and just after it. ``before`` shows what is held
+    when a kernel starts, which is where its workspace comes on top.
+    """
+    if not callable(run):
+        name = type(run).__name__
+        raise TypeError(
+            f"live_bytes_timeline: expected a function to call, got {name}."
+        )
+    meter = LiveBytesMeter()
+    with meter.mode():
+        result = run()
+    del result
+    return list(meter.timeline)
 
 
 @contextlib.contextmanager
