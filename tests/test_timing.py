@@ -7,7 +7,15 @@ import pytest
 import torch
 
 from conftest import ROOT
-from gradbook import compare_times, format_ratio, format_time, median_time, timing
+from gradbook import (
+    compare_times,
+    format_batch_size,
+    format_peak,
+    format_ratio,
+    format_time,
+    median_time,
+    timing,
+)
 
 
 def sanitize(text):
@@ -29,8 +37,24 @@ def test_every_ratio_is_rewritten(ratio):
     assert sanitize(f"slower by {format_ratio(ratio)}") == "slower by ~(measured)x"
 
 
+@pytest.mark.parametrize("num_bytes", [0, 6_908_000, 21_180_000, 3 * 2**30])
+def test_every_profiled_peak_is_rewritten(num_bytes):
+    assert sanitize(f"peak {format_peak(num_bytes)}") == "peak ~(measured) MiB"
+
+
+@pytest.mark.parametrize("images", [0, 7, 245])
+def test_every_batch_size_from_a_peak_is_rewritten(images):
+    text = f"fits {format_batch_size(images)}"
+    assert sanitize(text) == "fits ~(measured) images"
+
+
+def test_a_batch_size_must_be_a_count():
+    with pytest.raises(ValueError, match="count of images"):
+        format_batch_size(12.5)
+
+
 def test_unmarked_numbers_are_left_alone():
-    text = "12.3 ms, 1.5x, ~4096 bytes, gradcheck: True"
+    text = "12.3 ms, 1.5x, ~4096 bytes, 20.20 MiB, 202 images, gradcheck: True"
     assert sanitize(text) == text
 
 

@@ -4,6 +4,8 @@ from .diagnose import find_problems
 from .graphs import Graph, GraphvizMissingError, draw_graph, draw_tape
 from .memory import (
     cuda_peak,
+    format_batch_size,
+    format_peak,
     live_bytes_peak,
     live_bytes_timeline,
     profiler_peak,
@@ -33,6 +35,8 @@ __all__ = [
     "draw_tape",
     "find_problems",
     "first_line_of_error",
+    "format_batch_size",
+    "format_peak",
     "format_ratio",
     "format_time",
     "live_bytes_peak",

@@ -22,7 +22,10 @@ start.
 ``profiler_peak(run)`` reads torch.profiler's memory timeline, which sees
 every allocation of the CPU allocator, workspaces included. Its figure
 depends on the kernels the machine picks: use it to cross-check, not to
-print. ``cuda_peak(run)`` is the CUDA allocator's own figure.
+print exactly. ``format_peak`` and ``format_batch_size`` write its figures, and
+what they imply, marked as measured ("~20.20 MiB", "~202 images"), so that
+tests/sanitize.cfg rewrites them and nothing else. ``cuda_peak(run)`` is the
+CUDA allocator's own figure.
 """
 
 import contextlib
@@ -213,6 +216,25 @@ def profiler_peak(run):
             live -= size
         peak = max(peak, live)
     return peak
+
+
+MIB = 2**20
+
+
+def format_peak(num_bytes):
+    """A peak measured by the profiler, for the page: '~20.20 MiB'.
+
+    The tilde marks a figure that depends on the machine's kernels."""
+    return f"~{num_bytes / MIB:.2f} MiB"
+
+
+def format_batch_size(images):
+    """A batch size derived from measured peaks, for the page: '~202 images'."""
+    if not isinstance(images, int) or images < 0:
+        raise ValueError(
+            f"format_batch_size: expected a count of images, got {images!r}."
+        )
+    return f"~{images} images"
 
 
 def cuda_peak(run, *, warmup=1):
