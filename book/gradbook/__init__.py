@@ -1,7 +1,7 @@
 """The small module the chapters share: deterministic autograd graphs and gradient checks."""
 from .checks import check_gradients, first_line_of_error
 from .diagnose import find_problems
-from .graphs import Graph, GraphvizMissingError, draw_graph, draw_tape
+from .graphs import Graph, GraphvizMissingError, draw_graph, draw_partition, draw_tape
 from .memory import cuda_peak, live_bytes_peak, profiler_peak
 from .tape_tools import (
     PropagateCalls,
@@ -25,6 +25,7 @@ __all__ = [
     "compare_times",
     "cuda_peak",
     "draw_graph",
+    "draw_partition",
     "draw_tape",
     "find_problems",
     "first_line_of_error",
