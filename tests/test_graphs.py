@@ -131,3 +131,53 @@ def test_loose_saved_edges_keep_a_saved_leaf_on_top_and_list_the_arrows():
 
     assert top(loose.svg, "b") < top(loose.svg, "MulBackward0")
     assert top(tangled.svg, "MulBackward0") < top(tangled.svg, "b")
+
+
+def partition_graphs(partition):
+    """The forward and backward FX graphs of sum((a + b) * b) under one partition."""
+    from functorch.compile import aot_function, make_boxed_func
+
+    graphs = {}
+
+    def keep(kind):
+        def compiler(graph_module, example_inputs):
+            graphs[kind] = graph_module
+            return make_boxed_func(graph_module.forward)
+
+        return compiler
+
+    compiled = aot_function(
+        lambda a, b: ((a + b) * b).sum(),
+        fw_compiler=keep("forward"),
+        bw_compiler=keep("backward"),
+        partition_fn=partition,
+    )
+    a = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([3.0, 4.0], dtype=torch.float64, requires_grad=True)
+    compiled(a, b).backward()
+    return graphs["forward"], graphs["backward"]
+
+
+def test_draw_partition_shows_the_cut_and_what_is_computed_again():
+    from functorch.compile import default_partition, min_cut_rematerialization_partition
+
+    default = gradbook.draw_partition(*partition_graphs(default_partition))
+    assert default.saved == ["primals_2", "add"] and default.recomputed == []
+    assert ("add", "backward:mul_1") in default.edges  # crosses the cut
+    assert "saved (crossing the cut, orange border): primals_2, add;" in default.description
+    min_cut = gradbook.draw_partition(*partition_graphs(min_cut_rematerialization_partition))
+    assert min_cut.saved == ["primals_1", "primals_2"] and min_cut.recomputed == ["add"]
+    assert ("primals_1", "backward:add") in min_cut.edges
+    assert min_cut.svg.count("stroke-dasharray") == 1  # the recomputed add's border
+    # the same graphs give the same bytes
+    again = gradbook.draw_partition(*partition_graphs(min_cut_rematerialization_partition))
+    assert again.svg == min_cut.svg
+
+
+def test_draw_partition_refuses_graphs_of_two_partitions():
+    from functorch.compile import default_partition, min_cut_rematerialization_partition
+
+    forward, _ = partition_graphs(min_cut_rematerialization_partition)
+    _, backward = partition_graphs(default_partition)  # reads add, not handed over
+    with pytest.raises(ValueError, match="pass the two graphs of one partition"):
+        gradbook.draw_partition(forward, backward)

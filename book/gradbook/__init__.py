@@ -1,7 +1,13 @@
 """The small module the chapters share: deterministic autograd graphs and gradient checks."""
 from .checks import check_gradients, first_line_of_error
 from .diagnose import find_problems
-from .graphs import Graph, GraphvizMissingError, draw_graph, draw_tape
+from .graphs import (
+    Graph,
+    GraphvizMissingError,
+    draw_graph,
+    draw_partition,
+    draw_tape,
+)
 from .memory import (
     cuda_peak,
     format_batch_size,
@@ -32,6 +38,7 @@ __all__ = [
     "compare_times",
     "cuda_peak",
     "draw_graph",
+    "draw_partition",
     "draw_tape",
     "find_problems",
     "first_line_of_error",

@@ -478,3 +478,100 @@ def _check_entries(entries):
                     f"{list(names)!r}; build entries with [x.name for x in ...]."
                 )
     return list(entries)
+
+
+def draw_partition(forward, backward):
+    """Draw the forward and backward graphs a partitioner cut a joint graph into, and the cut.
+
+    ``forward`` and ``backward`` are the FX ``GraphModule``s that AOTAutograd hands to its
+    compilers. Each graph is drawn in its own frame, forward on the left, one box per input
+    or operation with FX's own name (deterministic, so the SVG is the same on every run), and an
+    arrow from each value to each operation that reads it. Inputs are light blue (``primals_*``)
+    or light green (``tangents_*``), operations grey. The values that cross the cut (the
+    backward's inputs other than ``tangents_*``) have a thick orange border in the forward
+    frame, and orange arrows from there into the backward frame; an operation of the backward
+    whose name the forward also computes is computed again there and has a dashed border.
+    The returned Graph also has ``edges`` ((from, to) names, ``"backward:"`` prefixed inside
+    the backward frame), ``saved`` and ``recomputed`` (names, in graph order).
+    """
+    _require_dot()
+    import graphviz  # installed with torchviz
+
+    def operations(graph_module):
+        kinds = ("placeholder", "call_function")
+        return [node for node in graph_module.graph.nodes if node.op in kinds]
+
+    forward_nodes = operations(forward)
+    forward_names = [node.name for node in forward_nodes]
+    backward_nodes = operations(backward)
+    saved = [
+        node.name for node in backward_nodes
+        if node.op == "placeholder" and not node.name.startswith("tangents")
+    ]
+    (output,) = forward.graph.find_nodes(op="output")
+    handed_over = {getattr(value, "name", None) for value in output.args[0]}
+    missing = [name for name in saved if name not in handed_over]
+    if missing:
+        raise ValueError(
+            f"draw_partition: the backward reads {missing}, which the forward graph does not "
+            "return: pass the two graphs of one partition."
+        )
+    recomputed = [
+        node.name for node in backward_nodes
+        if node.op == "call_function" and node.name in forward_names
+    ]
+    dot = graphviz.Digraph(
+        graph_attr={"bgcolor": "white", "nodesep": "0.25", "ranksep": "0.3"},
+        node_attr={"shape": "box", "style": "filled", "fillcolor": "lightgrey",
+                   "fontname": "monospace", "fontsize": "11", "height": "0.25"},
+        edge_attr={"arrowsize": "0.6"},
+    )
+    edges = []
+
+    def box(frame, key, node, dashed=False):
+        if node.op == "placeholder":
+            color = "lightblue" if node.name.startswith("primals") else "darkolivegreen1"
+        else:
+            color = "lightgrey"
+        style = "filled,dashed" if dashed else "filled"
+        border = {}
+        if node.name in saved and key.startswith("f_"):
+            border = {"color": "darkorange", "penwidth": "3"}
+        frame.node(key, node.name, fillcolor=color, style=style, **border)
+
+    with dot.subgraph(name="cluster_forward") as frame:
+        frame.attr(label="forward", fontname="sans-serif", color="black")
+        for node in forward_nodes:
+            box(frame, f"f_{node.name}", node)
+    with dot.subgraph(name="cluster_backward") as frame:
+        frame.attr(label="backward", fontname="sans-serif", color="black")
+        for node in backward_nodes:
+            if node.name not in saved:
+                box(frame, f"b_{node.name}", node, dashed=node.name in recomputed)
+    for node in forward_nodes:
+        for source in node.all_input_nodes:
+            dot.edge(f"f_{source.name}", f"f_{node.name}")
+            edges.append((source.name, node.name))
+    for node in backward_nodes:
+        if node.op != "call_function":
+            continue
+        for source in node.all_input_nodes:
+            crossing = source.name in saved
+            dot.edge(
+                f"{'f' if crossing else 'b'}_{source.name}",
+                f"b_{node.name}",
+                **({"color": "darkorange"} if crossing else {}),
+            )
+            edges.append((source.name if crossing else f"backward:{source.name}",
+                          f"backward:{node.name}"))
+    description = (
+        f"Partitioned joint graph. forward: {', '.join(forward_names)}; saved (crossing the "
+        f"cut, orange border): {', '.join(saved) or 'nothing'}; backward: "
+        f"{', '.join(node.name for node in backward_nodes if node.name not in saved)}; "
+        f"recomputed in the backward (dashed): {', '.join(recomputed) or 'nothing'}."
+    )
+    svg = dot.pipe(format="svg", encoding="utf-8")
+    graph = Graph(svg, node_count=len(forward_nodes) + len(backward_nodes) - len(saved),
+                  description=description)
+    graph.edges, graph.saved, graph.recomputed = edges, saved, recomputed
+    return graph
