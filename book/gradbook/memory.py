@@ -132,15 +132,7 @@ def live_bytes_peak(run):
     created that is still held when ``run()`` has returned and its result is
     dropped (gradients in ``.grad``, a graph kept for a second backward).
     """
-    if not callable(run):
-        name = type(run).__name__
-        raise TypeError(
-            f"live_bytes_peak: expected a function to call, got {name}."
-        )
-    meter = LiveBytesMeter()
-    with meter.mode():
-        result = run()
-    del result
+    meter = _metered(run, "live_bytes_peak")
     return meter.peak, meter.live
 
 
@@ -153,16 +145,23 @@ def live_bytes_timeline(run):
     before the operation and just after it. ``before`` shows what is held
     when a kernel starts, which is where its workspace comes on top.
     """
+    return list(_metered(run, "live_bytes_timeline").timeline)
+
+
+def _require_callable(run, caller):
     if not callable(run):
         name = type(run).__name__
-        raise TypeError(
-            f"live_bytes_timeline: expected a function to call, got {name}."
-        )
+        raise TypeError(f"{caller}: expected a function to call, got {name}.")
+
+
+def _metered(run, caller):
+    """Run ``run()`` under a fresh LiveBytesMeter, its result dropped."""
+    _require_callable(run, caller)
     meter = LiveBytesMeter()
     with meter.mode():
         result = run()
     del result
-    return list(meter.timeline)
+    return meter
 
 
 @contextlib.contextmanager
@@ -193,11 +192,7 @@ def profiler_peak(run):
     from torch.profiler import ProfilerActivity, profile
     from torch.profiler._memory_profiler import Action
 
-    if not callable(run):
-        name = type(run).__name__
-        raise TypeError(
-            f"profiler_peak: expected a function to call, got {name}."
-        )
+    _require_callable(run, "profiler_peak")
     with _quiet_file_descriptor(2):
         with profile(
             activities=[ProfilerActivity.CPU],
