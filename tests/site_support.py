@@ -226,10 +226,17 @@ def _stylesheet_files(css_file, site_root, seen):
             yield target
 
 
+@functools.cache
+def parsed_page(html_file):
+    """The page's HTML, parsed once per process: the link check, the anchors and the weight all
+    read it (parsing the site's pages is most of the link check's time)."""
+    return BeautifulSoup(Path(html_file).read_text(encoding="utf-8"), "html.parser")
+
+
 def page_references(html_file, site_root):
     """(files of the site the page's HTML loads, references to other sites), read from the HTML:
     stylesheets and what they load, scripts, preloads, icons, images, embedded media."""
-    soup = BeautifulSoup(html_file.read_text(encoding="utf-8"), "html.parser")
+    soup = parsed_page(html_file)
     references = []
     for link in soup.find_all("link", href=True):
         if {"stylesheet", "preload", "modulepreload", "icon"} & set(link.get("rel") or []):

@@ -18,7 +18,6 @@ from urllib.parse import unquote, urlparse
 import nbformat
 import pytest
 import yaml
-from bs4 import BeautifulSoup
 
 from book_files import toc_pages
 from conftest import (
@@ -26,7 +25,7 @@ from conftest import (
 )
 from site_support import (
     CHROMIUM, CHROMIUM_ARGS, HTML, STOCK, STOCK_PAGE, WEIGHT_BUDGET_RATIO, PageVisit, locked,
-    page_url, page_weight, serve, wait_for_build, RUN_DIR,
+    page_url, page_weight, parsed_page, serve, wait_for_build, RUN_DIR,
 )
 
 PAGES = toc_pages()
@@ -78,20 +77,18 @@ def test_chapter_page_shows_its_stored_outputs(site, page):
 
 
 def internal_links(page_path):
-    soup = BeautifulSoup(page_path.read_text(), "html.parser")
-    for tag in soup.find_all(["a", "link", "img", "script"]):
+    for tag in parsed_page(page_path).find_all(["a", "link", "img", "script"]):
         target = tag.get("href") or tag.get("src")
         if target and not urlparse(target).scheme and not target.startswith(("//", "mailto:")):
             yield target
 
 
-def anchors_of(page_path, cache={}):
-    if page_path not in cache:
-        soup = BeautifulSoup(page_path.read_text(), "html.parser")
-        cache[page_path] = {tag["id"] for tag in soup.find_all(id=True)} | {
-            tag["name"] for tag in soup.find_all("a", attrs={"name": True})
-        }
-    return cache[page_path]
+@functools.cache
+def anchors_of(page_path):
+    soup = parsed_page(page_path)
+    return {tag["id"] for tag in soup.find_all(id=True)} | {
+        tag["name"] for tag in soup.find_all("a", attrs={"name": True})
+    }
 
 
 def test_no_broken_internal_links_or_anchors(site):
