@@ -94,7 +94,7 @@ def pytest_terminal_summary(terminalreporter):
             found = ", ".join(f"{impact} {count}" for impact, count in sorted(counts.items()))
             terminalreporter.line(f"{page}: {found or 'none'}")
     if CODE_WIDTH_REPORT.exists():
-        terminalreporter.section("code blocks wider than the column at 1280 px (outputs: informational)")
+        terminalreporter.section("code blocks wider than the column at 1280 px")
         for page, counts in sorted(json.loads(CODE_WIDTH_REPORT.read_text()).items()):
             terminalreporter.line(
                 f"{page}: inputs {counts['inputs_over']} of {counts['inputs']}, "

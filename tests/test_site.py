@@ -292,8 +292,8 @@ CODE_WIDTHS = """() => {
 
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_code_fits_its_column_without_a_scroll_bar(seen, page):
-    """At the desktop width, the code column shows 79 characters and every code cell's input
-    fits it: no horizontal scroll bar (issue 15). Outputs that scroll are counted, not failed."""
+    """At the desktop width, the code column shows 79 characters and every code cell, its input
+    and its outputs, fits it: no horizontal scroll bar (issue 15)."""
     widths = seen.page.evaluate(CODE_WIDTHS)
     record_page_figure(CODE_WIDTH_REPORT, page, {
         "inputs": widths["inputs"], "inputs_over": len(widths["inputsOver"]),
@@ -301,9 +301,10 @@ def test_code_fits_its_column_without_a_scroll_bar(seen, page):
     })
     assert widths["cramped"] == [], f"blocks without room for {CODE_COLUMNS} characters"
     too_wide = [
-        f"{page}: code block {block['index'] + 1} (starting {block['first']!r}) scrolls by "
+        f"{page}: {kind} block {block['index'] + 1} (starting {block['first']!r}) scrolls by "
         f"{block['overflow']} px; its widest line has {block['columns']} characters: {block['widest']!r}"
-        for block in widths["inputsOver"]
+        for kind in ("input", "output")
+        for block in widths[f"{kind}sOver"]
     ]
     assert too_wide == [], "\n".join(too_wide)
 
