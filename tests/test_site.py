@@ -303,8 +303,8 @@ def test_code_fits_its_column_without_a_scroll_bar(seen, page):
     too_wide = [
         f"{page}: {kind} block {block['index'] + 1} (starting {block['first']!r}) scrolls by "
         f"{block['overflow']} px; its widest line has {block['columns']} characters: {block['widest']!r}"
-        for kind in ("input", "output")
-        for block in widths[f"{kind}sOver"]
+        for kind, blocks in (("input", widths["inputsOver"]), ("output", widths["outputsOver"]))
+        for block in blocks
     ]
     assert too_wide == [], "\n".join(too_wide)
 
