@@ -71,3 +71,29 @@ def test_first_line_of_error_without_width_keeps_a_long_line():
         with first_line_of_error():
             raise RuntimeError(line)
     assert str(error.value) == line
+
+
+def test_first_line_of_error_keeps_more_lines_wrapped_with_their_indentation():
+    cause = "  the cause, indented, " + "and long " * 8
+    with pytest.raises(RuntimeError) as error:
+        with first_line_of_error(width=40, lines=2):
+            raise RuntimeError("what went wrong\n" + cause + "\nthe rest")
+    rows = f"RuntimeError: {error.value}".splitlines()
+    assert rows[0] == "RuntimeError: what went wrong"
+    assert rows[1].startswith("  the cause") and all(row.startswith("    ") for row in rows[2:])
+    assert all(len(row) <= 40 for row in rows)
+    assert " ".join(row.strip() for row in rows[1:]) == cause.strip()
+
+
+def test_first_line_of_error_keeps_lines_without_width():
+    with pytest.raises(ValueError) as error:
+        with first_line_of_error(lines=2):
+            raise ValueError("one\ntwo\nthree")
+    assert str(error.value) == "one\ntwo"
+
+
+@pytest.mark.parametrize("lines", [0, -1, 1.5, "2", True])
+def test_first_line_of_error_refuses_a_count_that_is_not_a_whole_number(lines):
+    with pytest.raises(ValueError, match="whole number"):
+        with first_line_of_error(lines=lines):
+            pass

@@ -39,24 +39,42 @@ def _check_inputs(inputs):
 
 
 @contextlib.contextmanager
-def first_line_of_error(width=None):
-    """Re-raise an error with only the first line of its message.
+def first_line_of_error(width=None, lines=1):
+    """Re-raise an error with only the first line of its message (the first ``lines`` lines).
 
     Some errors, gradcheck's among them, append whole Jacobians to the line that says what
-    went wrong; in a page that line is what the reader needs. With ``width`` (79 for a
-    page), that line is also wrapped so that the error as IPython shows it, ``Type: line``,
-    fits in that many columns instead of running off the right edge.
+    went wrong; in a page that line is what the reader needs. A few, torch.compile's among
+    them, spread the cause over the next lines: ``lines`` keeps those too. With ``width`` (79
+    for a page), each kept line is also wrapped so that the error as IPython shows it,
+    ``Type: line``, fits in that many columns instead of running off the right edge.
     """
+    if isinstance(lines, bool) or not isinstance(lines, int) or lines < 1:
+        raise ValueError(
+            f"first_line_of_error: lines={lines!r}; pass how many lines of the message to "
+            "keep, a whole number from 1 up."
+        )
     try:
         yield
     except Exception as error:
-        lines = str(error).strip().splitlines()
-        if width is not None and lines:
-            shown = f"{type(error).__name__}: "  # what IPython prints before the message
-            wrapped = textwrap.fill(lines[0], width, initial_indent=shown)
-            error.args = (wrapped[len(shown):],)
-        elif len(lines) > 1:
+        message = str(error).strip().splitlines()
+        kept = message[:lines]
+        if width is not None and kept:
+            error.args = (_wrapped(kept, width, type(error).__name__),)
+        elif len(kept) < len(message):
             # Shorten the message in place: building a new exception of the same type would
             # fail for types whose constructor takes more than a message.
-            error.args = (lines[0],)
+            error.args = ("\n".join(kept),)
         raise error.with_traceback(None) from None
+
+
+def _wrapped(lines, width, type_name):
+    """The lines wrapped to `width` columns, the first after IPython's ``Type: `` prefix; a
+    later line keeps its indentation, and its continuation rows are indented two more."""
+    shown = f"{type_name}: "  # what IPython prints before the message
+    rows = [textwrap.fill(lines[0], width, initial_indent=shown)[len(shown):]]
+    for line in lines[1:]:
+        indent = line[: len(line) - len(line.lstrip())]
+        rows.append(
+            textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent + "  ")
+        )
+    return "\n".join(rows)
