@@ -24,7 +24,7 @@ from conftest import (
     AUDIT_REPORT, CODE_WIDTH_REPORT, PAGE_WEIGHT_REPORT, ROOT, STOCK_ENTRY, record_page_figure,
 )
 from site_support import (
-    CHROMIUM, CHROMIUM_ARGS, HTML, STOCK, STOCK_PAGE, WEIGHT_BUDGET_RATIO, PageVisit, locked,
+    CHROMIUM, CHROMIUM_ARGS, HTML, STOCK, STOCK_PAGE, VIEWPORT, WEIGHT_BUDGET_RATIO, PageVisit, locked,
     page_url, page_weight, parsed_page, serve, wait_for_build, RUN_DIR,
 )
 
@@ -324,6 +324,40 @@ def test_every_graph_is_visible_and_readable(seen, page, color_mode):
         assert graph.get_attribute("aria-label"), f"graph {index} has no text alternative"
         assert graph_pixels_are_readable(graph.screenshot()), f"graph {index} unreadable in {color_mode}"
     assert seen.console_errors == []
+
+
+# The colour theme the page has when its body starts to be laid out, and the layout shifts
+# of the load.
+FIRST_LAYOUT = """
+window.__themeAtBody = null;
+window.__layoutShift = 0;
+new MutationObserver((changes, observer) => {
+    if (document.body) {
+        window.__themeAtBody = document.documentElement.dataset.theme;
+        observer.disconnect();
+    }
+}).observe(document, {childList: true, subtree: true});
+new PerformanceObserver(list => {
+    for (const entry of list.getEntries()) window.__layoutShift += entry.value;
+}).observe({type: "layout-shift", buffered: true});
+"""
+
+
+@pytest.mark.parametrize("color_mode", ["light", "dark"])
+def test_a_first_visit_lays_out_in_its_colour_theme_from_the_start(browser, server, color_mode):
+    """A reader's first visit (nothing stored) in the system's colour mode: the theme is
+    resolved before the body is laid out (_ext/page_fixes.py), not left at "auto" until the
+    whole page is parsed, when inline code gains its border and long pages rewrap."""
+    context = browser.new_context(viewport=VIEWPORT, color_scheme=color_mode)
+    try:
+        context.add_init_script(FIRST_LAYOUT)
+        page = context.new_page()
+        page.goto(page_url(server, "book/second_order_at_scale"), wait_until="networkidle")
+        assert page.evaluate("window.__themeAtBody") == color_mode
+        assert page.evaluate("document.documentElement.dataset.theme") == color_mode
+        assert page.evaluate("window.__layoutShift") < 0.01
+    finally:
+        context.close()
 
 
 def test_search_finds_gradgradcheck_in_the_double_backward_chapter(browser, server):
