@@ -6,7 +6,7 @@ Pages serves them. A measurement for a maintainer, not a test.
     make test   # or any run of tests/test_site.py: it builds _build/html and the stock book
     .venv/bin/python tools/lighthouse.py /tmp/lighthouse/node_modules/.bin/lighthouse [runs]
 
-Prints, per page, the median over `runs` (default 3) of the performance score, LCP, TBT and
+Prints, per page, the median over `runs` (default 3) of the performance score, LCP, TBT, CLS and
 the bytes transferred. Lighthouse's desktop preset simulates a fast connection and throttles
 the CPU as it measures, so a busy machine still lowers the scores: note the load average.
 """
@@ -78,6 +78,7 @@ def lighthouse(binary, url):
         "score": result["categories"]["performance"]["score"],
         "lcp": audits["largest-contentful-paint"]["numericValue"] / 1000,
         "tbt": audits["total-blocking-time"]["numericValue"],
+        "cls": audits["cumulative-layout-shift"]["numericValue"],
         "bytes": audits["total-byte-weight"]["numericValue"],
     }
 
@@ -87,11 +88,11 @@ def main(binary, runs=3):
     site = serve(SITE)
     pages += [(path.stem, site + str(path.relative_to(SITE))) for path in sorted((SITE / "book").glob("*.html"))]
     print(f"load average {os.getloadavg()}; median of {runs} runs each")
-    print(f"{'page':45} score   LCP s  TBT ms   kB transferred")
+    print(f"{'page':45} score   LCP s  TBT ms    CLS   kB transferred")
     for name, url in pages:
         results = [lighthouse(binary, url) for _ in range(runs)]
         median = {key: statistics.median(result[key] for result in results) for key in results[0]}
-        print(f"{name:45} {median['score']:.2f}  {median['lcp']:6.2f}  {median['tbt']:6.0f}  {median['bytes'] / 1e3:8.1f}")
+        print(f"{name:45} {median['score']:.2f}  {median['lcp']:6.2f}  {median['tbt']:6.0f}  {median['cls']:5.3f}  {median['bytes'] / 1e3:8.1f}")
         sys.stdout.flush()
 
 
