@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 sys.path.insert(0, str(BOOK))
@@ -56,6 +58,15 @@ def pytest_xdist_make_scheduler(config, log):
             return work_unit(nodeid)
 
     return BookScheduling(config, log)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Lets a fixture's teardown know that its test failed (tests/test_site.py's `seen`).
+    report = yield
+    if report.when == "call" and report.failed:
+        item.failed_call = True
+    return report
 
 
 def pytest_collection_finish(session):
