@@ -83,8 +83,10 @@ def _background(name, command):
     subprocess.Popen(["sh", "-c", script], cwd=ROOT, start_new_session=True)
 
 
-def wait_for_build(name, timeout=900):
-    """(exit code, log) of this run's build `name`, waiting for it to finish."""
+def wait_for_build(name, timeout=90):
+    """(exit code, log) of this run's build `name`, waiting for it to finish. The builds take
+    15-50 s here; the bound stays below the suite's per-test limit (pytest.ini), so a stuck
+    build fails the first test that waits for it with this message, not a bare time-out."""
     deadline = time.monotonic() + timeout
     code = RUN_DIR / f"{name}.rc"
     while time.monotonic() < deadline:
