@@ -1,4 +1,5 @@
 """The small module the chapters share: deterministic autograd graphs and gradient checks."""
+from ._quiet_torch import load_forward_mode_decompositions_quietly
 from .checks import check_gradients, first_line_of_error
 from .diagnose import find_problems
 from .graphs import (
@@ -25,6 +26,8 @@ from .tape_tools import (
     operation_counts,
 )
 from .timing import compare_times, format_ratio, format_time, median_time
+
+load_forward_mode_decompositions_quietly()
 
 __all__ = [
     "Graph",
