@@ -3,6 +3,7 @@ import importlib.util
 from pathlib import Path
 
 import nbformat
+import pytest
 
 TOOL = Path(__file__).resolve().parent.parent / "tools" / "run_notebook.py"
 spec = importlib.util.spec_from_file_location("run_notebook", TOOL)
@@ -30,3 +31,48 @@ def test_join_streams_joins_consecutive_pieces_of_one_stream_exactly():
         ("stdout", "last\n"),
     ]
     assert "outputs" not in notebook.cells[1]
+
+
+SPIN = "import time\nend = time.monotonic() + 20\nwhile time.monotonic() < end: pass"
+
+
+def test_measured_figures_are_found_as_the_sanitize_file_finds_them():
+    cell = nbformat.v4.new_code_cell("")
+    cell.outputs = [stream("stdout", "fused: ~12.3 ms (IQR ~11 ms to ~14 ms); ~1.84x\npeak ~20.20 MiB\n"),
+                    stream("stdout", "~no measurable difference; 12 ms unmarked\n")]
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    assert run_notebook.measured_figures(notebook) == [
+        "~12.3 ms", "~11 ms", "~14 ms", "~1.84x", "~20.20 MiB", "~no measurable difference"]
+
+
+def test_a_process_that_competes_for_the_cpu_is_counted():
+    import subprocess
+    import sys
+    import time
+
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN])
+    try:
+        time.sleep(0.5)  # the spinner is running
+        others = run_notebook.cores_used_by_others(lambda: time.sleep(1.5))
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert others > 0.5, f"a spinning process counted as {others:.2f} cores"
+
+
+def test_measured_outputs_from_a_busy_machine_are_not_stored(tmp_path):
+    import subprocess
+    import sys
+
+    cell = nbformat.v4.new_code_cell("import time\ntime.sleep(1.5)\nprint('took ~12 ms')")
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    before = path.read_text()
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN])
+    try:
+        with pytest.raises(run_notebook.BusyMachineError, match="not stored.*measured figures"):
+            run_notebook.run(path)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert path.read_text() == before
