@@ -20,7 +20,7 @@ One row per chapter, then the details:
 Cells count from 0 over all cells, markdown included, as in the notebook's JSON.
 
 It is a report, not a gate: the exit status is 0 once it ran, or with --strict 1 if a cell
-failed unexpectedly. Bad arguments exit with 2. Only the standard library, nbformat and
+failed unexpectedly (or a chapter stopped early). Bad arguments exit with 2. Only the standard library, nbformat and
 nbclient run in this process; the other environment needs ipykernel.
 """
 import argparse
@@ -226,9 +226,9 @@ class ChapterReport:
     stopped: str = ""  # why the run ended before the last cell, if it did
 
 
-def timed_out(cell, message):
+def give_up(cell, name, message):
     """Record a cell the run gave up on as an error output, so that compare() counts it."""
-    cell.outputs.append(nbformat.v4.new_output("error", ename="Timeout", evalue=message, traceback=[]))
+    cell.outputs.append(nbformat.v4.new_output("error", ename=name, evalue=message, traceback=[]))
 
 
 def execute(notebook, python, folder, gradbook_source, cell_timeout, chapter_timeout):
@@ -259,10 +259,10 @@ def execute(notebook, python, folder, gradbook_source, cell_timeout, chapter_tim
                     client.execute_cell(cell, index)
                 except CellTimeoutError:
                     limit = "the chapter's" if time.monotonic() >= deadline else "the cell's"
-                    timed_out(cell, f"{limit} time limit ran out in this cell")
+                    give_up(cell, "Timeout", f"{limit} time limit ran out in this cell")
                     return cells_run, f"cell {index} timed out"
                 except DeadKernelError:
-                    timed_out(cell, "the kernel died in this cell")
+                    give_up(cell, "DeadKernel", "the kernel died in this cell")
                     return cells_run, f"the kernel died in cell {index}"
     except (RuntimeError, TimeoutError) as error:  # the kernel did not start, or not in time
         return cells_run, f"the kernel failed: {first_line(str(error)) or type(error).__name__}"
@@ -316,7 +316,7 @@ def row(report):
     return [
         report.chapter,
         report.torch,
-        f"{report.cells_run}/{report.code_cells}",
+        f"{report.cells_run}/{report.code_cells}" + (" stopped" if report.stopped else ""),
         cells([index for index, _ in found.unexpected_failures]),
         cells(found.missed_failures),
         cells(found.differing_outputs),
@@ -387,7 +387,8 @@ def main(argv=None):
     parser.add_argument("--gradbook-source", help="what the first cell installs gradbook from: "
                         "a wheel, a folder with pyproject.toml, or a pip requirement")
     parser.add_argument("--markdown", type=Path, help="also write the report here as Markdown")
-    parser.add_argument("--strict", action="store_true", help="exit with 1 if a cell failed unexpectedly")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with 1 if a cell failed unexpectedly or a chapter stopped early")
     parser.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
     parser.add_argument("--chapter-timeout", type=int, default=CHAPTER_TIMEOUT, help="seconds per chapter")
     parser.add_argument("notebooks", nargs="*", help="chapters to run (default: all of _toc.yml)")
@@ -420,7 +421,8 @@ def main(argv=None):
     if options.markdown:
         # Overwritten: on GitHub Actions each step has a summary file of its own.
         options.markdown.write_text(markdown_report(reports, python))
-    failed = any(report.comparison.unexpected_failures for report in reports)
+    # A chapter that stopped early (its kernel never started, say) failed too.
+    failed = any(report.comparison.unexpected_failures or report.stopped for report in reports)
     return 1 if options.strict and failed else 0
 
 
