@@ -13,13 +13,13 @@ from book_files import book_notebooks
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
-from first_cell import FIRST_CELL  # noqa: E402  (tools/ is not a package)
+from first_cell import FIRST_CELL, TAGS  # noqa: E402  (tools/ is not a package)
 
 
 @pytest.mark.parametrize("path", sorted(book_notebooks()), ids=lambda p: p.name)
 def test_every_chapter_starts_with_the_install_cell(path):
     code = [cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"]
-    assert code and code[0].source == FIRST_CELL, (
+    assert code and code[0].source == FIRST_CELL and code[0].metadata.get("tags") == TAGS, (
         f"{path.name}: run `python tools/first_cell.py`, then `make outputs NB=book/{path.name}`"
     )
 

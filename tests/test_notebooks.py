@@ -1,6 +1,7 @@
 """The table of contents, the chapters on disk and what nbval checks are the same set."""
 import datetime
 import importlib.metadata
+import re
 from pathlib import Path
 
 import nbformat
@@ -111,3 +112,42 @@ def test_outputs_were_produced_with_the_installed_torch(path):
         f"{installed}; re-run it with `make outputs NB=book/{path.name}`"
     )
     datetime.date.fromisoformat(provenance["date"])
+
+
+# Cell tags with which Jupyter Book leaves a cell's code off the page (or folds it away).
+NOT_SHOWN = {"remove-cell", "remove-input", "hide-cell", "hide-input"}
+# Lines that set up the notebook rather than teach: IPython magics and shell escapes, installs,
+# plotting defaults.
+SET_UP = re.compile(r"^\s*[%!]|\bsubprocess\b|\bimportlib\b|\bpip\b|rcParams|figure_format", re.MULTILINE)
+
+
+def is_import(line):
+    return not line.strip() or line.lstrip().startswith(("#", "import ", "from ", ")")) or line.startswith("    ")
+
+
+def first_shown_code(notebook):
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and not NOT_SHOWN & set(cell.metadata.get("tags", [])):
+            return cell.source
+    return ""
+
+
+@pytest.mark.parametrize("path", sorted(book_notebooks()), ids=lambda p: p.name)
+def test_a_chapters_first_shown_code_is_about_its_subject(path):
+    """Set-up (installs, magics, plotting defaults, imports) is folded or left off the page, so
+    the first code a reader sees teaches (issue 23)."""
+    source = first_shown_code(nbformat.read(path, as_version=4))
+    assert source, f"{path.name} shows no code at all"
+    assert not SET_UP.search(source), f"{path.name}: set-up in the first code shown:\n{source[:300]}"
+    assert not all(map(is_import, source.splitlines())), f"{path.name}: the first code shown only imports"
+
+
+def test_the_set_up_check_catches_set_up():
+    shown = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import os", metadata={"tags": ["remove-cell"]}),
+        nbformat.v4.new_code_cell("%xmode Minimal\nimport torch\nfrom gradbook import (\n    draw_graph,\n)"),
+    ])
+    source = first_shown_code(shown)
+    assert source.startswith("%xmode") and SET_UP.search(source)
+    assert all(map(is_import, source.splitlines()[1:]))
+    assert not all(map(is_import, "import torch\nx = torch.ones(3)".splitlines()))

@@ -30,6 +30,8 @@ if importlib.util.find_spec("gradbook") is None:
     if shutil.which("dot") is None:  # torchviz draws with Graphviz
         apt = ["apt-get", "install", "--yes", "--quiet", "graphviz"]
         subprocess.run(apt, check=True)'''
+# Plumbing, not teaching: the site leaves the cell out; notebooks, Binder and Colab run it.
+TAGS = ["remove-cell"]
 
 
 def chapters():
@@ -42,12 +44,14 @@ def put_first_cell(path):
     notebook = nbformat.read(path, as_version=4)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     if code and code[0].source.startswith(MARKER):
-        if code[0].source == FIRST_CELL:
+        if code[0].source == FIRST_CELL and code[0].metadata.get("tags") == TAGS:
             return False
         code[0].source = FIRST_CELL
+        code[0].metadata["tags"] = TAGS
     else:
         position = notebook.cells.index(code[0]) if code else len(notebook.cells)
-        notebook.cells.insert(position, nbformat.v4.new_code_cell(FIRST_CELL))
+        cell = nbformat.v4.new_code_cell(FIRST_CELL, metadata={"tags": TAGS})
+        notebook.cells.insert(position, cell)
         _count_from_one(notebook)
     nbformat.write(notebook, path)
     return True
