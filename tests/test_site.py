@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import re
+import sys
 import time
 from urllib.parse import unquote, urlparse
 
@@ -29,6 +30,9 @@ from site_support import (
     WAIT_FOR_STILLNESS, accessibility_violations, locked,
     page_url, page_weight, parsed_page, serve, wait_for_build, RUN_DIR,
 )
+
+sys.path.insert(0, str(ROOT / "_ext"))
+import reading_time  # noqa: E402  (_ext/ is not a package)
 
 PAGES = toc_pages()
 NOTEBOOK_PAGES = [page for page in PAGES if (ROOT / f"{page}.ipynb").exists()]
@@ -76,6 +80,9 @@ def test_chapter_page_shows_its_stored_outputs(site, page):
     assert html.count('<svg role="img" aria-label=') == graph_outputs(notebook)
     provenance = notebook.metadata["provenance"]
     assert f"produced with torch {provenance['torch']} on {provenance['date']}" in html
+    # The reading time under the title, from what the page shows (_ext/reading_time.py).
+    minutes = max(1, round(reading_time.minutes(notebook.cells)))
+    assert f"About {minutes} minutes to read." in html
 
 
 def internal_links(page_path):
