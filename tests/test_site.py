@@ -439,3 +439,33 @@ def test_stock_page_weight_is_measured(stock_weight):
     assert any(name.endswith("fontawesome.js") for name in stock_weight["sizes"]), stock_weight["sizes"]
     record_page_figure(PAGE_WEIGHT_REPORT, STOCK_ENTRY, stock_weight["weight"])
 
+
+
+# A phone's screen (issue 23): 390 px wide, as an iPhone 12 to 15 in portrait.
+PHONE = {"width": 390, "height": 844}
+PHONE_LAYOUT = """() => {
+    const right = element => Math.round(element.getBoundingClientRect().right);
+    const graphs = [...document.querySelectorAll('div.cell_output svg[role="img"]')];
+    const launch = document.querySelector('.article-header-buttons');
+    return {
+        page: document.documentElement.scrollWidth,
+        wideGraphs: graphs.map((graph, index) => ({index: index, width: right(graph) - right(graph.parentElement)}))
+            .filter(graph => graph.width > 1),
+        buttonsRight: launch ? right(launch) : null,
+    };
+}"""
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_on_a_phone_nothing_is_wider_than_the_screen(seen, page):
+    """At 390 px the page never scrolls sideways (code and output blocks scroll inside
+    themselves), every graph fits its column, and the header's launch buttons are on screen.
+    Runs last on the page's load, and gives the load its desktop width back."""
+    seen.page.set_viewport_size(PHONE)
+    try:
+        layout = seen.page.evaluate(PHONE_LAYOUT)
+    finally:
+        seen.page.set_viewport_size(VIEWPORT)
+    assert layout["page"] <= PHONE["width"], f"{page} is {layout['page']} px wide on a phone"
+    assert layout["wideGraphs"] == [], "graphs wider than their column"
+    assert layout["buttonsRight"] is not None and layout["buttonsRight"] <= PHONE["width"]
