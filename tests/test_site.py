@@ -33,6 +33,7 @@ from site_support import (
 
 sys.path.insert(0, str(ROOT / "_ext"))
 import reading_time  # noqa: E402  (_ext/ is not a package)
+import routes  # noqa: E402
 
 PAGES = toc_pages()
 NOTEBOOK_PAGES = [page for page in PAGES if (ROOT / f"{page}.ipynb").exists()]
@@ -83,6 +84,17 @@ def test_chapter_page_shows_its_stored_outputs(site, page):
     # The reading time under the title, from what the page shows (_ext/reading_time.py).
     minutes = max(1, round(reading_time.minutes(notebook.cells)))
     assert f"About {minutes} minutes to read." in html
+
+
+def test_the_intro_shows_the_routes_and_each_chapter_its_place_on_them(site):
+    intro = (site / "book/intro.html").read_text()
+    assert '<div class="routes-diagram"><svg role="img" aria-label="' in intro
+    for route in routes.ROUTES:
+        minutes = round(routes.route_minutes(ROOT, route))
+        assert f"{route['name']}</strong>" in intro and f"about {minutes} minutes." in intro
+        for docname, _ in route["steps"]:
+            chapter = (site / f"{docname}.html").read_text()
+            assert "On the route" in chapter and f"<em>{route['name']}</em>" in chapter, docname
 
 
 def internal_links(page_path):
