@@ -29,14 +29,16 @@ ROUTES = [
         "steps": [
             ("book/extending_autograd", "Anatomy of a Function"),
             ("book/extending_autograd", "The PyTorch 2 style: `setup_context`"),
-            ("book/extending_autograd",
-             "A backward that cannot be differentiated: `once_differentiable`"),
+            ("book/extending_autograd", "Forward mode: `jvp`"),
             ("book/double_backward", None),
+            # The penalty's section reuses the x, w and v that this one defines.
+            ("book/double_backward_at_work", "Hessian-vector products"),
             ("book/double_backward_at_work", "A gradient penalty"),
         ],
     },
     {
         "name": "Second order in practice",
+        "after": "How reverse mode works",  # its first steps continue with Simple Grad
         "steps": [
             ("book/simple_grad_3_gradients_of_gradients", "A loss made of gradients"),
             ("book/double_backward_at_work", "Hessian-vector products"),
@@ -89,7 +91,8 @@ def step_minutes(root, docname, section):
 
 
 def route_minutes(root, route):
-    return sum(step_minutes(root, docname, section) for docname, section in route["steps"])
+    """The route's minutes as the intro prints them: the sum of its steps', each rounded."""
+    return sum(round(step_minutes(root, docname, section)) for docname, section in route["steps"])
 
 
 def page_title(root, docname):
@@ -121,7 +124,11 @@ class RoutesDirective(Directive):
             heading = nodes.paragraph()
             _, style, colour = LINES[ROUTES.index(route)]
             heading += nodes.strong(text=route["name"])
-            heading += nodes.Text(f" ({style} {colour} line): about {minutes} minutes.")
+            heading += nodes.Text(f" ({style} {colour} line): about {minutes} minutes")
+            if "after" in route:
+                heading += nodes.Text(", after ")
+                heading += nodes.emphasis(text=route["after"])
+            heading += nodes.Text(".")
             steps = nodes.enumerated_list()
             for docname, section in route["steps"]:
                 item = nodes.paragraph()
@@ -143,13 +150,14 @@ def diagram(root):
         with graph.subgraph(name=f"cluster_{index}") as cluster:
             cluster.attr(label=part.replace(": ", "\n"), color="#888888")
             for docname in docnames:
-                cluster.node(docname, textwrap.fill(page_title(root, docname), 22))
+                title = page_title(root, docname)
+                cluster.node(docname, textwrap.fill(title, 22), tooltip=title)
             for first, second in zip(docnames, docnames[1:]):
                 cluster.edge(first, second, style="invis")
     for route, (colour, style, _) in zip(ROUTES, LINES):
         stops = list(dict.fromkeys(docname for docname, _ in route["steps"]))
         for first, second in zip(stops, stops[1:]):
-            graph.edge(first, second, color=colour, style=style, penwidth="2", constraint="false")
+            graph.edge(first, second, color=colour, style=style, penwidth="2.5", constraint="false")
     legend = "; ".join(f"{route['name']}: {style} {name} line" for route, (_, style, name) in zip(ROUTES, LINES))
     svg = graph.pipe(format="svg").decode()
     svg = svg[svg.index("<svg"):]
@@ -179,9 +187,14 @@ def add_routes_line(app, doctree):
     line = nodes.paragraph(classes=["routes-line"])
     for number, route in enumerate(on):
         line += nodes.Text("On the route " if number == 0 else "; on ")
-        line += nodes.emphasis(text=route["name"])
+        routes_on_intro = app.builder.get_relative_uri(docname, "book/intro") + "#routes-by-goal"
+        line += nodes.reference("", "", nodes.emphasis(text=route["name"]), refuri=routes_on_intro)
         where, last = steps_here(route, docname)
         line += nodes.Text(f" ({where} of {len(route['steps'])}")
+        sections = [section.replace("`", "") for step_doc, section in route["steps"]
+                    if step_doc == docname and section]
+        if sections:  # only these sections of the chapter are on the route
+            line += nodes.Text(": " + "; ".join(sections))
         if last < len(route["steps"]):
             next_doc, section = route["steps"][last]
             line += nodes.Text(", then ")

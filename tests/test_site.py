@@ -91,7 +91,7 @@ def test_the_intro_shows_the_routes_and_each_chapter_its_place_on_them(site):
     assert '<div class="routes-diagram"><svg role="img" aria-label="' in intro
     for route in routes.ROUTES:
         minutes = round(routes.route_minutes(ROOT, route))
-        assert f"{route['name']}</strong>" in intro and f"about {minutes} minutes." in intro
+        assert f"{route['name']}</strong>" in intro and f"about {minutes} minutes" in intro
         for docname, _ in route["steps"]:
             chapter = (site / f"{docname}.html").read_text()
             assert "On the route" in chapter and f"<em>{route['name']}</em>" in chapter, docname
