@@ -12,6 +12,7 @@ if that exceeds a tenth of a core on average and the chapter printed a measured 
 refuses to store the outputs and says why. A load average would miss a short burst and lag
 behind a finished one; the CPU time of others is what competes with the measurement.
 """
+import configparser
 import datetime
 import importlib.metadata
 import os
@@ -47,8 +48,18 @@ def join_streams(notebook):
             cell.outputs = joined
 
 
-# What gradbook marks as measured (tests/sanitize.cfg rewrites exactly these).
-MEASURED = re.compile(r"~[0-9.e+\-]+ ?(ms|x|MiB|images)\b|~no measurable difference")
+SANITIZE_FILE = Path(__file__).resolve().parent.parent / "tests" / "sanitize.cfg"
+
+
+def measured_patterns(path=SANITIZE_FILE):
+    """What gradbook marks as measured: the patterns of the sanitize file's "measured" sections,
+    which nbval rewrites before comparing (one definition for both)."""
+    config = configparser.RawConfigParser()
+    config.read(path)
+    return [re.compile(config[section]["regex"]) for section in config.sections()
+            if section.startswith("measured")]
+
+
 # Other processes may use at most this many cores on average while measured figures are taken.
 QUIET_CORES = 0.1
 
@@ -82,14 +93,16 @@ def cores_used_by_others(run):
     return max(others, 0.0) / (time.monotonic() - started)
 
 
-def measured_figures(notebook):
+def measured_figures(notebook, patterns=None):
+    patterns = measured_patterns() if patterns is None else patterns
     return [
         match.group(0)
         for cell in notebook.cells
         for output in cell.get("outputs", [])
         for text in [output.get("text", "")] + list(output.get("data", {}).values())
         if isinstance(text, str)
-        for match in MEASURED.finditer(text)
+        for pattern in patterns
+        for match in pattern.finditer(text)
     ]
 
 
