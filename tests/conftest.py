@@ -12,6 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 sys.path.insert(0, str(BOOK))
+# The site's small Sphinx extensions, whose functions the tests call (reading time, routes).
+sys.path.insert(0, str(ROOT / "_ext"))
 
 # tests/test_site.py records per-page figures in these files; the summary below prints them.
 PAGE_WEIGHT_REPORT = ROOT / "_build" / "page-weight.json"

@@ -1,12 +1,7 @@
 """_ext/reading_time.py: what a page shows, counted as the reading-time model says."""
-import sys
-
 import nbformat
 
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "_ext"))
-import reading_time  # noqa: E402  (_ext/ is not a package)
+import reading_time  # _ext/, on the path by conftest.py
 
 
 def code(source, tags=(), outputs=()):

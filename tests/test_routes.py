@@ -1,13 +1,11 @@
 """The routes by goal (_ext/routes.py): each reaches its goal in at most two hours by the
 reading-time model, and every step names a chapter and a section that exist."""
-import sys
 
 import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "_ext"))
-import routes  # noqa: E402  (_ext/ is not a package)
+import routes  # _ext/, on the path by conftest.py
 
 ROUTE_LIMIT_MINUTES = 120  # issue 23
 

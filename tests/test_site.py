@@ -13,7 +13,6 @@ import functools
 import json
 import os
 import re
-import sys
 import time
 from urllib.parse import unquote, urlparse
 
@@ -21,6 +20,8 @@ import nbformat
 import pytest
 import yaml
 
+import reading_time  # _ext/, on the path by conftest.py
+import routes
 from book_files import toc_pages
 from conftest import (
     AUDIT_REPORT, CODE_WIDTH_REPORT, PAGE_WEIGHT_REPORT, ROOT, STOCK_ENTRY, record_page_figure,
@@ -31,9 +32,6 @@ from site_support import (
     page_url, page_weight, parsed_page, serve, wait_for_build, RUN_DIR,
 )
 
-sys.path.insert(0, str(ROOT / "_ext"))
-import reading_time  # noqa: E402  (_ext/ is not a package)
-import routes  # noqa: E402
 
 PAGES = toc_pages()
 NOTEBOOK_PAGES = [page for page in PAGES if (ROOT / f"{page}.ipynb").exists()]
