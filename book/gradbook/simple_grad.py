@@ -26,10 +26,14 @@ def fresh_name() -> str:
 _tracing = True  # False inside quiet_trace()
 
 
-def trace(line: str):
-    """Print one line of the engine's trace, unless quiet_trace() is on."""
+def trace(template: str, *values):
+    """Print template.format(*values) as one line of the engine's trace.
+
+    The line is built only when it is printed: under quiet_trace() a call costs
+    a test of one flag, however large the tensors in `values` are.
+    """
     if _tracing:
-        print(line)
+        print(template.format(*values) if values else template)
 
 
 @contextlib.contextmanager
@@ -60,7 +64,7 @@ class Variable:
         """A leaf: a value that enters the program from outside (an input)."""
         leaf = Variable(value, name)
         leaf.is_leaf = True
-        trace(f"{leaf.name} = {value}")
+        trace("{} = {}", leaf.name, value)
         return leaf
 
     def __repr__(self):
@@ -109,7 +113,7 @@ def operator_mul(lhs: Variable, rhs: Variable) -> Variable:
     _require_pointwise_operands("*", lhs, rhs)
     # forward: compute the value and say what was computed
     r = Variable(lhs.value * rhs.value)
-    trace(f"{r.name} = {lhs.name} * {rhs.name}")
+    trace("{} = {} * {}", r.name, lhs.name, rhs.name)
 
     # backward: r = lhs * rhs elementwise, so dr/dlhs = rhs and dr/drhs = lhs.
     # The closure keeps lhs and rhs alive: they are the values saved for
@@ -131,7 +135,7 @@ def grad(
     _require_loss_and_results(L, desired_results)
     # dL_d[name] is dL/d(name) so far; the walk starts from dL/dL = 1
     dL_d: Dict[str, Variable] = {L.name: Variable(torch.ones_like(L.value))}
-    trace(f"d{L.name} ------------------------")
+    trace("d{} ------------------------", L.name)
 
     def gather(names):
         # a name with no entry yet has received no gradient: a known zero, None
@@ -155,7 +159,7 @@ def grad(
                 dL_d[name] = contribution
 
     for name, gradient in dL_d.items():
-        trace(f"d{L.name}_d{name} = {gradient.name}")
+        trace("d{}_d{} = {}", L.name, name, gradient.name)
     trace("------------------------")
     return gather(x.name for x in desired_results)
 
@@ -163,7 +167,7 @@ def grad(
 def operator_add(lhs: Variable, rhs: Variable) -> Variable:
     _require_pointwise_operands("+", lhs, rhs)
     r = Variable(lhs.value + rhs.value)
-    trace(f"{r.name} = {lhs.name} + {rhs.name}")
+    trace("{} = {} + {}", r.name, lhs.name, rhs.name)
 
     # dr/dlhs = dr/drhs = 1: both inputs receive dL/dr unchanged, at no cost
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
@@ -177,7 +181,7 @@ def operator_add(lhs: Variable, rhs: Variable) -> Variable:
 def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
     _require_variables("sum", x)
     r = Variable(x.value.sum(), name)
-    trace(f"{r.name} = {x.name}.sum()")
+    trace("{} = {}.sum()", r.name, x.name)
     shape = x.value.shape  # the closure keeps this, not x and its storage
 
     # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's
@@ -194,7 +198,7 @@ def operator_expand(x: Variable, sizes) -> Variable:
     shape = torch.Size([sizes] if isinstance(sizes, int) else sizes)
     _require_scalar_to_expand(x, shape)
     r = Variable(x.value.expand(shape))
-    trace(f"{r.name} = {x.name}.expand({', '.join(map(str, shape))})")
+    trace("{} = {}.expand({})", r.name, x.name, ", ".join(map(str, shape)))
 
     # every element of r is a copy of the scalar x: dL/dx adds up all of dL/dr
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
