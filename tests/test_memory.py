@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from gradbook import live_bytes_peak, live_bytes_timeline, profiler_peak
+from gradbook.memory import cpu_kernels, process_peak
 
 FLOATS = 1000  # elements per tensor below: 4,000 bytes in float32
 BYTES = FLOATS * 4
@@ -198,3 +199,58 @@ def test_memory_from_before_freed_during_the_run(capfd):
     assert live_bytes_peak(run_freeing([torch.ones(FLOATS)]))[0] == 2 * BYTES
     assert profiler_peak(run_freeing([torch.ones(FLOATS)])) == 2 * BYTES
     assert capfd.readouterr().err == ""  # the profiler's warning is silenced
+
+
+def test_zero_tangents_and_meta_tensors_hold_no_memory():
+    x, tangent = torch.randn(FLOATS), torch.randn(FLOATS)
+    w = torch.randn(FLOATS)  # no tangent: forward mode gives it a zero one
+
+    def run():
+        return torch.func.jvp(lambda point: w * point, (x,), (tangent,))
+
+    timeline = live_bytes_timeline(run)
+    names = {name for name, _, _ in timeline}
+    assert {"_efficientzerotensor", "to"} <= names  # the zero tangent's path
+    for name, before, after in timeline:
+        if name in ("_efficientzerotensor", "to"):  # ZeroTensor, meta copies
+            assert before == after, name
+    assert live_bytes_peak(lambda: torch.empty(FLOATS, device="meta")) == (0, 0)
+
+
+BIG = 6 * 2**20  # float64 elements: 48 MiB, above the C library's mmap threshold
+
+
+def test_the_process_high_water_mark_sees_large_blocks():
+    def run():
+        a = torch.ones(BIG, dtype=torch.float64)
+        b = a * 2
+        del a, b
+        c = torch.ones(BIG, dtype=torch.float64)
+        return c
+
+    peak = process_peak(run)
+    assert 2 * BIG * 8 <= peak < 2 * BIG * 8 + 8 * 2**20
+
+
+def test_the_meter_agrees_with_the_process_under_torch_func():
+    x, w, v = (torch.randn(BIG, dtype=torch.float64) for _ in range(3))
+
+    def hvp():
+        def gradient_at(point):
+            return torch.func.grad(lambda p: (w * p * p * p).sum())(point)
+
+        return torch.func.jvp(gradient_at, (x,), (v,))[1]
+
+    hvp()
+    metered, _ = live_bytes_peak(hvp)
+    assert abs(process_peak(hvp) - metered) < 8 * 2**20
+
+
+def test_cpu_kernels_switches_onednn_off_and_back():
+    before = torch.backends.mkldnn.enabled
+    with cpu_kernels("native"):
+        assert not torch.backends.mkldnn.enabled
+    assert torch.backends.mkldnn.enabled == before
+    with pytest.raises(ValueError, match="'onednn' or 'native'"):
+        with cpu_kernels("cudnn"):
+            pass

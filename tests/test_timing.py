@@ -30,6 +30,12 @@ def sanitize(text):
 @pytest.mark.parametrize("seconds", [3.2e-6, 0.0123, 1.5, 1234.0])
 def test_every_duration_is_rewritten(seconds):
     assert sanitize(f"fused: {format_time(seconds)}") == "fused: ~(measured) ms"
+    assert "e" not in format_time(seconds)  # no scientific notation
+
+
+def test_long_durations_are_whole_milliseconds():
+    assert format_time(4.3) == "~4300 ms"
+    assert format_time(0.0123) == "~12.3 ms"
 
 
 @pytest.mark.parametrize("ratio", [0.5, 1.84, 12.0])
@@ -96,14 +102,14 @@ def clock(monkeypatch):
 def test_a_clear_difference_is_reported_as_a_ratio(clock):
     result = compare_times(
         {"modules": clock.costs(0.010), "fused": clock.costs(0.030)},
-        baseline="modules", rounds=8, warmup=0,
+        baseline="modules", rounds=8, warmup=0, block_seconds=0,
     )
     assert result.quartiles("modules") == pytest.approx((0.010, 0.010, 0.010))
     assert result.verdict("fused") == "~3x"
     assert sanitize(result.report()) == (
         "modules: ~(measured) ms (IQR ~(measured) ms to ~(measured) ms)\n"
         "  fused: ~(measured) ms (IQR ~(measured) ms to ~(measured) ms); "
-        "vs modules: ~(measured)x (IQR ~(measured)x to ~(measured)x)"
+        "vs modules: ~(measured)x (round by round IQR ~(measured)x to ~(measured)x)"
     )
 
 
@@ -111,7 +117,7 @@ def test_a_difference_inside_the_spread_is_not_reported_as_one(clock):
     noisy = [0.008, 0.012, 0.009, 0.011, 0.010, 0.013, 0.007, 0.010]
     result = compare_times(
         {"modules": clock.costs(0.010), "fused": clock.costs(*noisy)},
-        baseline="modules", rounds=8, warmup=0,
+        baseline="modules", rounds=8, warmup=0, block_seconds=0,
     )
     assert result.verdict("fused") == timing.NO_DIFFERENCE
     # Both verdicts read the same to nbval, so a verdict that flips between runs cannot fail it.
@@ -124,7 +130,7 @@ def test_rounds_are_interleaved_and_threads_restored(clock):
     compare_times(
         {name: (lambda name=name: order.append((name, torch.get_num_threads())))
          for name in "abc"},
-        baseline="a", rounds=4, warmup=0, threads=1,
+        baseline="a", rounds=4, warmup=0, threads=1, block_seconds=0,
     )
     assert [name for name, _ in order] == list("abc" "bca" "cab" "abc")
     assert {threads for _, threads in order} == {1}
@@ -144,3 +150,53 @@ def test_rounds_are_interleaved_and_threads_restored(clock):
 def test_bad_arguments_say_what_is_wrong(kwargs, error, message):
     with pytest.raises(error, match=message):
         compare_times(kwargs.pop("candidates"), **kwargs)
+
+
+def test_a_sample_is_a_block_of_calls_with_the_gc_off(clock):
+    """Each sample times enough calls to last block_seconds; the GC is off while timing."""
+    import gc
+
+    gc_states = []
+
+    def cheap():
+        clock.now += 0.001
+        gc_states.append(gc.isenabled())
+
+    result = compare_times({"a": cheap, "b": clock.costs(0.004)}, baseline="a",
+                           rounds=4, warmup=0, block_seconds=0.01)
+    assert result.calls_per_block == {"a": 10, "b": 3}
+    assert result.quartiles("a") == pytest.approx((0.001, 0.001, 0.001))
+    assert result.quartiles("b") == pytest.approx((0.004, 0.004, 0.004))
+    assert gc_states[-1] is False  # timed rounds ran without the collector
+    assert gc.isenabled()  # and it is back on afterwards
+
+
+def test_the_ratio_is_the_ratio_of_the_medians(clock):
+    result = compare_times(
+        {"base": clock.costs(0.010, 0.010, 0.020, 0.010),
+         "other": clock.costs(0.030, 0.020, 0.030, 0.030)},
+        baseline="base", rounds=4, warmup=0, block_seconds=0,
+    )
+    assert result.ratio_of_medians("other") == pytest.approx(3.0)
+    assert result.verdict("other") == "~3x"
+
+
+def test_cpu_share_is_about_one_when_the_thread_runs_alone():
+    def spin():
+        total = 0
+        for i in range(20_000):
+            total += i
+        return total
+
+    result = compare_times({"a": spin, "b": spin}, baseline="a", rounds=4, warmup=1,
+                           block_seconds=0.005)
+    assert 0.5 < result.cpu_share() <= 1.05
+
+
+def test_a_wrapped_report_puts_the_verdict_on_its_own_line(clock):
+    result = compare_times(
+        {"modules": clock.costs(0.010), "fused": clock.costs(0.030)},
+        baseline="modules", rounds=4, warmup=0, block_seconds=0,
+    )
+    lines = result.report(wrap=True).splitlines()
+    assert len(lines) == 3 and lines[2].strip().startswith("vs modules: ~3x")

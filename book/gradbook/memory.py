@@ -19,10 +19,20 @@ freed during ``run()`` leaves their running total unchanged (the profiler
 records no size for it), although the process then holds less than at the
 start.
 
+Meta tensors and forward mode's zero tangents (ZeroTensors) report a size
+but hold no memory; the live-bytes meters leave them out, so that they
+stay right under ``torch.func`` transforms.
+
 ``profiler_peak(run)`` reads torch.profiler's memory timeline, which sees
 every allocation of the CPU allocator, workspaces included. Its figure
 depends on the kernels the machine picks: use it to cross-check, not to
-print exactly. ``format_peak`` and ``format_batch_size`` write its figures, and
+print exactly. Under ``torch.func`` transforms it is far too high (for a
+Hessian-vector product, about 3x the process's high-water mark): use the
+live-bytes meter there. ``process_peak(run)`` is the operating system's
+view (Linux only): the growth of the process's resident memory, exact for
+blocks large enough that the C library returns them to the system when
+they are freed (above 32 MiB by default). ``cpu_kernels("native")`` runs a
+block with PyTorch's own CPU kernels instead of oneDNN's. ``format_peak`` and ``format_batch_size`` write its figures, and
 what they imply, marked as measured ("~20.20 MiB", "~202 images"), so that
 tests/sanitize.cfg rewrites them and nothing else. ``cuda_peak(run)`` is the
 CUDA allocator's own figure.
@@ -38,6 +48,12 @@ def _storage(tensor):
         return tensor.untyped_storage()
     except (RuntimeError, NotImplementedError):  # layouts with no storage
         return None
+
+
+def _holds_no_memory(tensor):
+    """A meta tensor (shape and dtype only) or a ZeroTensor (forward mode's
+    zero tangent): its storage reports a size but nothing is allocated."""
+    return tensor.is_meta or tensor._is_zerotensor()
 
 
 def _tensors(tree):
@@ -113,6 +129,8 @@ class LiveBytesMeter:
                 for key, storage in existing.items():
                     meter._grow(storage, sizes_before[key])
                 for tensor in _tensors(result):
+                    if _holds_no_memory(tensor):
+                        continue
                     storage = _storage(tensor)
                     # An output sharing an input's storage (a view, an
                     # in-place result) allocates nothing more.
@@ -251,3 +269,59 @@ def cuda_peak(run, *, warmup=1):
     torch.cuda.synchronize()
     del result
     return torch.cuda.max_memory_allocated() - start
+
+
+def _status_bytes(key):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"process_peak: no {key} in /proc/self/status.")
+
+
+def process_peak(run):
+    """Peak resident memory of this process during run(), above the start.
+
+    Linux only: the kernel's high-water mark (VmHWM) is reset through
+    /proc/self/clear_refs before ``run()``. Memory the C library keeps for
+    reuse counts as resident, so the figure is exact only for blocks that
+    are returned to the system when freed (large ones)."""
+    import gc
+
+    _require_callable(run, "process_peak")
+    if not os.path.exists("/proc/self/clear_refs"):
+        raise RuntimeError("process_peak: needs Linux's /proc/self/clear_refs.")
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as clear_refs:
+        clear_refs.write("5")  # reset the high-water mark to the current size
+    start = _status_bytes("VmRSS")
+    result = run()
+    del result
+    return _status_bytes("VmHWM") - start
+
+
+@contextlib.contextmanager
+def cpu_kernels(backend):
+    """Run a block with oneDNN's CPU kernels ("onednn", PyTorch's default
+    where oneDNN is built in) or with PyTorch's own ("native")."""
+    import warnings
+
+    import torch
+
+    if backend not in ("onednn", "native"):
+        raise ValueError(
+            f"cpu_kernels: expected 'onednn' or 'native', got {backend!r}."
+        )
+    if backend == "onednn" and not torch.backends.mkldnn.is_available():
+        raise RuntimeError("cpu_kernels: this torch has no oneDNN.")
+    with warnings.catch_warnings():
+        # set_flags also sets a TF32 switch for Intel GPUs and warns about it
+        warnings.filterwarnings("ignore", message="TF32 acceleration")
+        flags = torch.backends.mkldnn.flags(enabled=backend == "onednn")
+        flags.__enter__()
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="TF32 acceleration")
+            flags.__exit__(None, None, None)

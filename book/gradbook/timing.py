@@ -5,12 +5,21 @@ Every duration or speed ratio a chapter prints goes through ``format_time`` or
 tests/sanitize.cfg rewrites exactly the numbers written that way (and the verdict
 "~no measurable difference") before nbval compares outputs, and nothing else.
 
-``compare_times`` is the measurement to use for a comparison: interleaved rounds on a fixed
-number of threads, medians with their interquartile range, and a ratio against the baseline
-that is reported only when its spread excludes 1.
+``compare_times`` is the measurement to use for a comparison. It follows the method of
+``timeit`` and ``torch.utils.benchmark``: each sample is a block of calls long enough for the
+clock to resolve it (``block_seconds``), timed with Python's garbage collector off; the
+candidates' samples are interleaved round by round, on a fixed number of threads. A
+candidate's time is the median over rounds, with the interquartile range (IQR); a ratio is the
+ratio of the medians, printed with the IQR of the round-by-round ratios, and reported only
+when that IQR excludes 1. The thread's CPU time is recorded beside the wall time: on a quiet
+machine the two are equal, and a CPU/wall share well below 1 says that other processes took
+the core, so the figures are not to be trusted.
 """
+import gc
+import math
 import statistics
 import time
+
 
 def median_time(function, *, repeat=7, warmup=1):
     """Median wall-clock seconds of ``function()`` over ``repeat`` calls, after ``warmup`` calls."""
@@ -29,8 +38,12 @@ def median_time(function, *, repeat=7, warmup=1):
 
 
 def format_time(seconds):
-    """A duration for the page, e.g. '~12.3 ms' (the tilde says it was measured)."""
-    return f"~{seconds * 1e3:.3g} ms"
+    """A duration for the page in milliseconds, e.g. '~12.3 ms' or '~2300 ms' (the tilde says
+    it was measured); never in scientific notation."""
+    milliseconds = seconds * 1e3
+    if milliseconds >= 100:
+        return f"~{milliseconds:.0f} ms"
+    return f"~{milliseconds:.3g} ms"
 
 
 def format_ratio(ratio):
@@ -44,12 +57,14 @@ NO_DIFFERENCE = "~no measurable difference"
 class Comparison:
     """Timings of several candidates measured in interleaved rounds (see ``compare_times``)."""
 
-    def __init__(self, samples, baseline):
-        self.samples = samples  # name -> list of seconds, one per round
+    def __init__(self, samples, baseline, cpu_seconds=None, calls_per_block=None):
+        self.samples = samples  # name -> list of seconds per call, one per round
         self.baseline = baseline
+        self.cpu_seconds = cpu_seconds  # name -> thread CPU seconds per call, per round
+        self.calls_per_block = calls_per_block or {name: 1 for name in samples}
 
     def quartiles(self, name):
-        """(first quartile, median, third quartile) of ``name``'s seconds."""
+        """(first quartile, median, third quartile) of ``name``'s seconds per call."""
         return _quartiles(self.samples[name])
 
     def ratio_quartiles(self, name):
@@ -57,15 +72,29 @@ class Comparison:
         pairs = zip(self.samples[name], self.samples[self.baseline])
         return _quartiles([seconds / base for seconds, base in pairs])
 
-    def verdict(self, name):
-        """'~1.84x' the baseline's time, or NO_DIFFERENCE when the interquartile range of the
-        ratio contains 1: a difference inside the spread is not a measured difference."""
-        low, median, high = self.ratio_quartiles(name)
-        return NO_DIFFERENCE if low <= 1 <= high else format_ratio(median)
+    def ratio_of_medians(self, name):
+        """``name``'s median time over the baseline's."""
+        return statistics.median(self.samples[name]) / statistics.median(
+            self.samples[self.baseline])
 
-    def report(self):
+    def verdict(self, name):
+        """'~1.84x' (the ratio of the medians), or NO_DIFFERENCE when the interquartile range of
+        the round-by-round ratios contains 1: a difference inside the spread is not measured."""
+        low, _, high = self.ratio_quartiles(name)
+        return NO_DIFFERENCE if low <= 1 <= high else format_ratio(self.ratio_of_medians(name))
+
+    def cpu_share(self):
+        """Thread CPU time over wall time, all samples together: about 1 on a quiet machine."""
+        if not self.cpu_seconds:
+            return None
+        cpu = sum(sum(values) for values in self.cpu_seconds.values())
+        wall = sum(sum(values) for values in self.samples.values())
+        return cpu / wall if wall > 0 else None
+
+    def report(self, wrap=False):
         """One line per candidate: median time with its spread, and the verdict against the
-        baseline. Every number and verdict is marked as measured for the sanitize file."""
+        baseline (on a second, indented line if ``wrap``). Every number and verdict is marked
+        as measured for the sanitize file."""
         width = max(map(len, self.samples))
         lines = []
         for name in self.samples:
@@ -74,43 +103,71 @@ class Comparison:
                     f"(IQR {format_time(low)} to {format_time(high)})")
             if name != self.baseline:
                 ratio_low, _, ratio_high = self.ratio_quartiles(name)
-                line += (f"; vs {self.baseline}: {self.verdict(name)} "
-                         f"(IQR {format_ratio(ratio_low)} to {format_ratio(ratio_high)})")
+                against = (f"vs {self.baseline}: {self.verdict(name)} "
+                           f"(round by round IQR {format_ratio(ratio_low)} to "
+                           f"{format_ratio(ratio_high)})")
+                line += f"\n{'':>{width}}  {against}" if wrap else f"; {against}"
             lines.append(line)
         return "\n".join(lines)
 
 
-def compare_times(candidates, *, baseline, rounds=15, warmup=2, threads=1):
+def compare_times(candidates, *, baseline, rounds=15, warmup=2, threads=1, block_seconds=0.02):
     """Time each function in ``candidates`` (a dict name -> function) in interleaved rounds.
 
-    Each round calls every candidate once, starting from a different one each time, so that a
-    slow phase of the machine (another process, a frequency change) falls on all of them alike.
-    Torch runs on ``threads`` threads during the measurement (restored afterwards), so that
-    results do not depend on how many cores the reader's machine has free.
+    Each round takes one sample of every candidate, starting from a different one each time, so
+    that a slow phase of the machine (another process, a frequency change) falls on all of them
+    alike. A sample is a block of calls lasting at least ``block_seconds`` (the number of calls
+    is set once per candidate, after the warm-up), timed with the garbage collector off, and
+    divided by its number of calls; ``block_seconds=0`` takes one call per sample. Torch runs on
+    ``threads`` threads during the measurement (restored afterwards), so that results do not
+    depend on how many cores the reader's machine has free.
     """
     import torch  # here, so that formatting needs no torch
 
-    _check_candidates(candidates, baseline, rounds, warmup, threads)
+    _check_candidates(candidates, baseline, rounds, warmup, threads, block_seconds)
     names = list(candidates)
     samples = {name: [] for name in names}
+    cpu_seconds = {name: [] for name in names}
+    calls = {}
     previous_threads = torch.get_num_threads()
+    gc_was_enabled = gc.isenabled()
     torch.set_num_threads(threads)
     try:
         for name in names:
             for _ in range(warmup):
                 candidates[name]()
+            calls[name] = _calls_per_block(candidates[name], block_seconds)
+        gc.disable()
         for round_index in range(rounds):
             start = round_index % len(names)
             for name in names[start:] + names[:start]:
-                began = time.perf_counter()
-                candidates[name]()
-                samples[name].append(time.perf_counter() - began)
+                function, number = candidates[name], calls[name]
+                cpu_began, began = time.thread_time(), time.perf_counter()
+                for _ in range(number):
+                    function()
+                wall = time.perf_counter() - began
+                samples[name].append(wall / number)
+                cpu_seconds[name].append((time.thread_time() - cpu_began) / number)
     finally:
+        if gc_was_enabled:
+            gc.enable()
         torch.set_num_threads(previous_threads)
-    return Comparison(samples, baseline)
+    return Comparison(samples, baseline, cpu_seconds, calls)
 
 
-def _check_candidates(candidates, baseline, rounds, warmup, threads):
+def _calls_per_block(function, block_seconds):
+    """How many calls of ``function`` last at least ``block_seconds`` (1 if that is 0)."""
+    if block_seconds == 0:
+        return 1
+    began = time.perf_counter()
+    function()
+    one_call = time.perf_counter() - began
+    if one_call <= 0:
+        return 1
+    return max(1, math.ceil(block_seconds / one_call))
+
+
+def _check_candidates(candidates, baseline, rounds, warmup, threads, block_seconds):
     if not isinstance(candidates, dict) or len(candidates) < 2:
         raise TypeError("compare_times: pass a dict of at least two named functions, "
                         "e.g. {'fused': run_fused, 'modules': run_modules}.")
@@ -121,9 +178,10 @@ def _check_candidates(candidates, baseline, rounds, warmup, threads):
     if baseline not in candidates:
         raise ValueError(f"compare_times: baseline {baseline!r} is not one of the candidates "
                          f"{sorted(candidates)}.")
-    if rounds < 4 or warmup < 0 or threads < 1:
-        raise ValueError("compare_times: need rounds >= 4 (for quartiles), warmup >= 0 and "
-                         f"threads >= 1, got {rounds}, {warmup} and {threads}.")
+    if rounds < 4 or warmup < 0 or threads < 1 or block_seconds < 0:
+        raise ValueError("compare_times: need rounds >= 4 (for quartiles), warmup >= 0, "
+                         f"threads >= 1 and block_seconds >= 0, got {rounds}, {warmup}, "
+                         f"{threads} and {block_seconds}.")
 
 
 def _quartiles(values):
