@@ -229,7 +229,8 @@ def test_the_process_high_water_mark_sees_large_blocks():
         return c
 
     peak = process_peak(run)
-    assert 2 * BIG * 8 <= peak < 2 * BIG * 8 + 8 * 2**20
+    # within what the C library may keep in its heap for reuse
+    assert abs(peak - 2 * BIG * 8) < 8 * 2**20
 
 
 def test_the_meter_agrees_with_the_process_under_torch_func():

@@ -284,8 +284,10 @@ def process_peak(run):
 
     Linux only: the kernel's high-water mark (VmHWM) is reset through
     /proc/self/clear_refs before ``run()``. Memory the C library keeps for
-    reuse counts as resident, so the figure is exact only for blocks that
-    are returned to the system when freed (large ones)."""
+    reuse counts as resident, and memory it reuses is not counted again, so
+    the figure is close only for blocks that are returned to the system
+    when freed (large ones); the C library raises that threshold after
+    freeing a large block, so expect a few MiB either way."""
     import gc
 
     _require_callable(run, "process_peak")
