@@ -34,7 +34,9 @@ def find_problems(function_class, reference, *inputs):
     _check_inputs(inputs)
 
     problems = [
-        f"{name} is not a @staticmethod: PyTorch calls it on the class, never on an instance."
+        f"{name} is not a @staticmethod: harmless on this PyTorch (.apply looks it up on the "
+        "class and passes ctx first), but PyTorch documents forward and backward as static "
+        "methods; add the decorator."
         for name in ("forward", "backward")
         if not isinstance(inspect.getattr_static(function_class, name, None), staticmethod)
     ]
