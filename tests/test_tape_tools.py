@@ -133,3 +133,52 @@ def test_operation_counts_names_what_each_entry_recorded():
     assert operation_counts(gradient_tape[:3])["operator_mul"] == 1
     with pytest.raises(TypeError, match="operation_counts"):
         operation_counts([object()])
+
+
+def drawing_with_a_skipped_rule():
+    from gradbook import draw_tape
+
+    a, b, t, r, L = simple_tape()
+    end_of_forward = len(gradient_tape)
+    with quiet_trace():
+        grad(L, [a, b])
+    phases = [("forward", 0, end_of_forward),
+              ("backward", end_of_forward, len(gradient_tape))]
+    return draw_tape(gradient_tape, phases=phases, unneeded=[2])
+
+
+def test_tape_legend_keys_each_phase_and_the_grey_style_in_the_drawing_s_own_words():
+    from gradbook.tape_tools import tape_legend
+
+    drawing = drawing_with_a_skipped_rule()
+    legend = tape_legend(drawing, not_run="rule not run by grad(L)")
+    assert legend.description == (
+        "Key: forward entry: grey, solid border; backward entry: light blue, dashed border; "
+        "rule not run by grad(L): white, dotted grey border; an arrow goes from a value an "
+        "entry reads to the entry, and from the entry to a value it writes."
+    )
+    for label in ("forward entry", "backward entry", "rule not run by grad(L)", "value read"):
+        assert f">{label}</text>" in legend.svg
+    assert legend.svg.count("stroke-dasharray") >= 2  # the dashed and the dotted box
+    assert legend.svg == tape_legend(drawing, not_run="rule not run by grad(L)").svg
+
+
+def test_tape_legend_asks_what_grey_means_when_the_drawing_greys_entries_out():
+    from gradbook.tape_tools import tape_legend
+
+    drawing = drawing_with_a_skipped_rule()
+    with pytest.raises(ValueError, match="not_run="):
+        tape_legend(drawing)
+    with pytest.raises(TypeError, match="pass the drawing that draw_tape returned"):
+        tape_legend("not a drawing")
+
+
+def test_tape_legend_refuses_a_meaning_for_grey_that_the_drawing_does_not_use():
+    from gradbook import draw_tape
+    from gradbook.tape_tools import tape_legend
+
+    simple_tape()
+    with pytest.raises(ValueError, match="greys nothing out"):
+        tape_legend(draw_tape(gradient_tape), not_run="rule not run")
+    legend = tape_legend(draw_tape(gradient_tape))
+    assert legend.description.startswith("Key: an arrow goes from a value")

@@ -185,3 +185,69 @@ def backward_nodes_run(loss, inputs):
         for handle in handles:
             handle.remove()
     return ran
+
+
+def tape_legend(drawing, not_run=None):
+    """A key to a ``draw_tape`` drawing: one sample box per phase, in the drawing's own styles.
+
+    ``drawing`` is what ``draw_tape`` returned. Each of its phases gets a box with that phase's
+    fill and border, named by the phase. ``not_run``, when the drawing greys entries out, is
+    what the grey style means there (e.g. "rule not run by grad(L1)"); one meaning per book,
+    so that a reader can carry the key from one chapter to the next. A last row shows how to
+    read an arrow: an entry reads the values with arrows into it and writes the values its
+    arrows point to, in the backward phases as in the forward one.
+    """
+    from .graphs import PHASE_STYLES, UNNEEDED_STYLE, Graph, _require_dot
+
+    phase_styles = getattr(drawing, "phase_styles", None)
+    entries = getattr(drawing, "entries", None)
+    if not isinstance(phase_styles, dict) or not isinstance(entries, list):
+        raise TypeError(
+            "tape_legend: pass the drawing that draw_tape returned, not a "
+            f"{type(drawing).__name__}."
+        )
+    greyed = any(not entry["needed"] for entry in entries)
+    if greyed and not isinstance(not_run, str):
+        raise ValueError(
+            "tape_legend: the drawing greys entries out; say what that means "
+            "with not_run='...' (e.g. 'rule not run by grad(L1)')."
+        )
+    if not greyed and not_run is not None:
+        raise ValueError(
+            "tape_legend: the drawing greys nothing out, so not_run has "
+            "nothing to explain; leave it out."
+        )
+    _require_dot()
+
+    import graphviz
+
+    legend = graphviz.Digraph(
+        graph_attr={"rankdir": "TB", "bgcolor": "white", "nodesep": "0.15",
+                    "ranksep": "0.1"},
+        node_attr={"fontsize": "12", "height": "0.2", "shape": "box"},
+    )
+    keys, styles = [], []
+    for number, name in enumerate(phase_styles):
+        styles.append((f"phase{number}", f"{name} entry", PHASE_STYLES[number][0]))
+        keys.append(f"{name} entry: {phase_styles[name]}")
+    if greyed:
+        styles.append(("not_run", not_run, UNNEEDED_STYLE))
+        keys.append(f"{not_run}: white, dotted grey border")
+    with legend.subgraph() as row:  # the styles, side by side
+        row.attr(rank="same")
+        for node, label, style in styles:
+            row.node(node, label=label, **style)
+    with legend.subgraph() as row:  # value -> entry -> value, below them
+        row.attr(rank="same")
+        row.node("read", label="value read", shape="ellipse")
+        row.node("entry", label="entry", style="filled", fillcolor="white")
+        row.node("written", label="value written", shape="ellipse")
+        row.edge("read", "entry")
+        row.edge("entry", "written")
+    if styles:  # keeps the two rows apart
+        legend.edge(styles[0][0], "read", style="invis")
+    keys.append("an arrow goes from a value an entry reads to the entry, "
+                "and from the entry to a value it writes")
+    svg = legend.pipe(format="svg", encoding="utf-8")
+    node_count = len(phase_styles) + greyed + 3
+    return Graph(svg, node_count, description="Key: " + "; ".join(keys) + ".")
