@@ -143,6 +143,8 @@ SCRIPT_TIMEOUT_MS = 10_000
 # machine's two cores were busy with other work: its bound is a limit against hanging, not a
 # measure of speed, so it leaves room (the test's own limit is 120 s, pytest.ini).
 AXE_TIMEOUT_MS = 60_000
+# pydata-sphinx-theme's resize handler runs 300 ms after the last resize.
+THEME_RESIZE_DEBOUNCE_MS = 300
 
 # Wait until fonts are loaded and every animation that the reader can see has finished.
 # Animations of elements that are not rendered (inside a closed <details>, such as a folded
@@ -239,6 +241,10 @@ class PageVisit:
         if width == self.width:
             return
         self.page.set_viewport_size(WIDTHS[width])
+        # The theme re-marks which code and output blocks scroll (tabindex 0, so a keyboard can
+        # reach them) in a resize handler debounced by 300 ms; a page loaded at this width has
+        # them marked from the start.
+        self.page.wait_for_timeout(THEME_RESIZE_DEBOUNCE_MS + 200)
         wait_for_stillness(self.page)
         self.width = width
 

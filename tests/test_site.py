@@ -1,12 +1,14 @@
 """The site as a reader meets it: built once from a clean _build with warnings as errors, then
 checked as files (links, anchors, icons) and in headless Chromium at the book's desktop width
 (console, requests, page weight against a stock Jupyter Book, graphs in light and dark mode,
-launch and download links, code that fits its column, search, accessibility).
+launch and download links, code that fits its column, search, accessibility), and at a phone's
+width (layout, graphs in light and dark mode, accessibility).
 
 Speed (issue 16): the build starts in the background while the notebooks run (conftest.py), and
 each page is its own unit of work for pytest-xdist (conftest.work_unit), so the pages spread
 over the workers. All checks of a page share one load of it (`seen`): the light-mode checks
-first, then the theme's button switches it to dark mode for the dark-mode checks.
+first, then the theme's button switches it to dark mode for the dark-mode checks; a check at
+a phone's width resizes the window of that same load.
 """
 import collections
 import functools
@@ -27,7 +29,7 @@ from conftest import (
     AUDIT_REPORT, CODE_WIDTH_REPORT, PAGE_WEIGHT_REPORT, ROOT, STOCK_ENTRY, record_page_figure,
 )
 from site_support import (
-    CHROMIUM, CHROMIUM_ARGS, HTML, STOCK, STOCK_PAGE, VIEWPORT, WEIGHT_BUDGET_RATIO, PageVisit,
+    CHROMIUM, CHROMIUM_ARGS, HTML, STOCK, STOCK_PAGE, VIEWPORT, WEIGHT_BUDGET_RATIO, WIDTHS, PageVisit,
     WAIT_FOR_STILLNESS, accessibility_violations, locked,
     page_url, page_weight, parsed_page, serve, wait_for_build, RUN_DIR,
 )
@@ -214,7 +216,10 @@ def visits(browser):
 
 @pytest.fixture
 def seen(request, visits, browser, server, page):
-    yield visits.get(browser, server, page)
+    """The page's shared load, at the test's `width` parameter (the desktop's if it has none)."""
+    visit = visits.get(browser, server, page)
+    visit.set_width(request.node.callspec.params.get("width", "desktop"))
+    yield visit
     # A check that failed may have left the page half-way (a mode switch, a script cut off by
     # its deadline): the page's next check starts from a fresh load instead.
     if getattr(request.node, "failed_call", False):
@@ -332,9 +337,10 @@ def test_code_fits_its_column_without_a_scroll_bar(seen, page):
     assert too_wide == [], "\n".join(too_wide)
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("color_mode", ["light", "dark"])
 @pytest.mark.parametrize("page", PAGES_WITH_GRAPHS)
-def test_every_graph_is_visible_and_readable(seen, page, color_mode):
+def test_every_graph_is_visible_and_readable(seen, page, color_mode, width):
     seen.set_mode(color_mode)
     assert seen.page.evaluate("document.documentElement.dataset.theme") == color_mode
     graphs = seen.page.locator('.cell_output svg[role="img"]')  # the theme's icons are SVGs too
@@ -421,9 +427,10 @@ def test_search_finds_gradgradcheck_in_the_double_backward_chapter(browser, serv
         visit.close()
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("color_mode", ["light", "dark"])
 @pytest.mark.parametrize("page", PAGES)
-def test_accessibility_audit_finds_nothing_serious(seen, page, color_mode):
+def test_accessibility_audit_finds_nothing_serious(seen, page, color_mode, width):
     seen.set_mode(color_mode)
     assert seen.page.evaluate("document.documentElement.dataset.theme") == color_mode
     errors, failures = len(seen.console_errors), len(seen.failures)
@@ -433,7 +440,7 @@ def test_accessibility_audit_finds_nothing_serious(seen, page, color_mode):
     # browser makes: what axe itself fetched is not the page's doing.
     del seen.console_errors[errors:], seen.failures[failures:]
     impacts = collections.Counter(violation["impact"] for violation in violations)
-    record_page_figure(AUDIT_REPORT, f"{page} ({color_mode})", dict(impacts))
+    record_page_figure(AUDIT_REPORT, f"{page} ({color_mode}, {width})", dict(impacts))
     serious = [
         f"{violation['id']} ({violation['impact']}): {violation['help']} x{len(violation['nodes'])}"
         for violation in violations
@@ -451,11 +458,9 @@ def test_stock_page_weight_is_measured(stock_weight):
 
 
 
-# A phone's screen (issue 23): 390 px wide, as an iPhone 12 to 15 in portrait.
-PHONE = {"width": 390, "height": 844}
-PHONE_LAYOUT = """() => {
+LAYOUT = """() => {
     const right = element => Math.round(element.getBoundingClientRect().right);
-    const graphs = [...document.querySelectorAll('div.cell_output svg[role="img"]')];
+    const graphs = [...document.querySelectorAll('div.cell_output svg[role="img"], div.cell_output > img')];
     const launch = document.querySelector('.article-header-buttons');
     return {
         page: document.documentElement.scrollWidth,
@@ -466,16 +471,41 @@ PHONE_LAYOUT = """() => {
 }"""
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("page", PAGES)
-def test_on_a_phone_nothing_is_wider_than_the_screen(seen, page):
-    """At 390 px the page never scrolls sideways (code and output blocks scroll inside
-    themselves), every graph fits its column, and the header's launch buttons are on screen.
-    Runs last on the page's load, and gives the load its desktop width back."""
-    seen.page.set_viewport_size(PHONE)
-    try:
-        layout = seen.page.evaluate(PHONE_LAYOUT)
-    finally:
-        seen.page.set_viewport_size(VIEWPORT)
-    assert layout["page"] <= PHONE["width"], f"{page} is {layout['page']} px wide on a phone"
+def test_nothing_is_wider_than_the_screen(seen, page, width):
+    """The page never scrolls sideways (code and output blocks scroll inside themselves), every
+    graph fits its column, and the header's launch buttons are on screen (issue 23)."""
+    layout = seen.page.evaluate(LAYOUT)
+    screen = WIDTHS[width]["width"]
+    assert layout["page"] <= screen, f"{page} is {layout['page']} px wide in a {screen} px window"
     assert layout["wideGraphs"] == [], "graphs wider than their column"
-    assert layout["buttonsRight"] is not None and layout["buttonsRight"] <= PHONE["width"]
+    assert layout["buttonsRight"] is not None and layout["buttonsRight"] <= screen
+
+
+SIZE_BUTTONS = """() => [...document.querySelectorAll('div.cell_output button.graph-size-button')]
+    .map(button => ({hidden: button.hidden, text: button.textContent}))"""
+
+
+@pytest.mark.parametrize("width", ["phone"])
+@pytest.mark.parametrize("page", ["book/simple_grad_1_tape"])
+def test_a_scaled_down_graph_can_be_opened_at_full_size(seen, page, width):
+    """The tape after backward is wider than a phone's column: its button shows it at its
+    own size, scrolling inside its box, not the page; pressed again, it fits again."""
+    graphs = seen.page.locator('div.cell_output svg[role="img"]')
+    buttons = seen.page.evaluate(SIZE_BUTTONS)
+    assert len(buttons) == graphs.count() == 2
+    # The first drawing (after forward) fits the phone; the second (after backward) does not.
+    assert [button["hidden"] for button in buttons] == [True, False]
+    wide = graphs.nth(1)
+    fitted = wide.bounding_box()["width"]
+    natural = wide.evaluate("graph => graph.width.baseVal.value")
+    assert fitted < natural
+    button = seen.page.locator("button.graph-size-button").nth(1)
+    button.click()
+    assert button.text_content() == "Fit to the column"
+    assert wide.bounding_box()["width"] == pytest.approx(natural, abs=1)
+    assert seen.page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[width]["width"]
+    button.click()
+    assert button.text_content() == "Show at full size"
+    assert wide.bounding_box()["width"] == pytest.approx(fitted, abs=1)

@@ -1,0 +1,40 @@
+// A drawing or plot that is scaled down to fit its column (on a phone, or a wide graph at
+// 1280 px) gets a button that shows it at its own size, scrolling sideways inside its box;
+// pressed again, it fits the column again. The button sits over the drawing's corner, so
+// adding it moves nothing on the page.
+(() => {
+  const GRAPHS = 'div.cell_output svg[role="img"], div.cell_output > img';
+  const LABELS = { fit: "Show at full size", full: "Fit to the column" };
+
+  const naturalWidth = (graph) =>
+    graph.tagName === "IMG" ? graph.naturalWidth : graph.width.baseVal.value;
+
+  function update(graph, button) {
+    const box = graph.parentElement;
+    const full = box.classList.contains("graph-full-size");
+    const scaled = naturalWidth(graph) > graph.getBoundingClientRect().width + 1;
+    button.hidden = !(full || scaled);
+    button.textContent = full ? LABELS.full : LABELS.fit;
+    button.setAttribute("aria-pressed", String(full));
+  }
+
+  function offerFullSize(graph) {
+    const box = graph.parentElement;
+    box.classList.add("graph-box");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "graph-size-button";
+    button.addEventListener("click", () => {
+      box.classList.toggle("graph-full-size");
+      update(graph, button);
+    });
+    box.prepend(button);
+    update(graph, button);
+    new ResizeObserver(() => update(graph, button)).observe(box);
+    if (graph.tagName === "IMG" && !graph.complete) {
+      graph.addEventListener("load", () => update(graph, button));
+    }
+  }
+
+  document.querySelectorAll(GRAPHS).forEach(offerFullSize);
+})();
