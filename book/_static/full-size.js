@@ -1,9 +1,9 @@
-// A drawing or plot that is scaled down to fit its column (on a phone, or a wide graph at
-// 1280 px) gets a button that shows it at its own size, scrolling sideways inside its box;
-// pressed again, it fits the column again. The button sits over the drawing's corner, so
-// adding it moves nothing on the page.
+// A drawing or plot (or the intro's diagram of the routes) that is scaled down to fit its
+// column (on a phone, or a wide graph at 1280 px) gets a button that shows it at its own size,
+// scrolling sideways inside its box; pressed again, it fits the column again. The button
+// sits over the drawing's corner, so adding it moves nothing on the page.
 (() => {
-  const GRAPHS = 'div.cell_output svg[role="img"], div.cell_output > img';
+  const GRAPHS = 'div.cell_output svg[role="img"], div.cell_output > img, div.routes-diagram > svg';
   const LABELS = { fit: "Show at full size", full: "Fit to the column" };
 
   const naturalWidth = (graph) =>
