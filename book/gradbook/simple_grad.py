@@ -11,8 +11,6 @@ import torch
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
 _next_index = 0  # the number in the next fresh name
-# how many times reset_tape() ran: tells current values from stale ones
-_tape_epoch = 0
 
 
 def fresh_name() -> str:
@@ -22,6 +20,9 @@ def fresh_name() -> str:
     _next_index += 1
     return name
 
+
+# how many times reset_tape() ran: tells current values from stale ones
+_tape_epoch = 0
 
 _tracing = True  # False inside quiet_trace()
 
@@ -54,8 +55,9 @@ class Variable:
         _require_tensor(value)
         self.value = value
         self.name = name or fresh_name()
+        # for the engine's checks: an input? made on which tape?
         self.is_leaf = False  # True only for values made by Variable.constant
-        self.epoch = _tape_epoch  # the tape this value was computed on
+        self.epoch = _tape_epoch
 
     @staticmethod
     def constant(
@@ -164,51 +166,6 @@ def grad(
     return gather(x.name for x in desired_results)
 
 
-def operator_add(lhs: Variable, rhs: Variable) -> Variable:
-    _require_pointwise_operands("+", lhs, rhs)
-    r = Variable(lhs.value + rhs.value)
-    trace("{} = {} + {}", r.name, lhs.name, rhs.name)
-
-    # dr/dlhs = dr/drhs = 1: both inputs receive dL/dr unchanged, at no cost
-    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
-        (dL_dr,) = dL_doutputs
-        return [dL_dr, dL_dr]
-
-    gradient_tape.append(TapeEntry([lhs.name, rhs.name], [r.name], propagate))
-    return r
-
-
-def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
-    _require_variables("sum", x)
-    r = Variable(x.value.sum(), name)
-    trace("{} = {}.sum()", r.name, x.name)
-    shape = x.value.shape  # the closure keeps this, not x and its storage
-
-    # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's
-    # shape
-    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
-        (dL_dr,) = dL_doutputs
-        return [dL_dr.expand(shape)]
-
-    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
-    return r
-
-
-def operator_expand(x: Variable, sizes) -> Variable:
-    shape = torch.Size([sizes] if isinstance(sizes, int) else sizes)
-    _require_scalar_to_expand(x, shape)
-    r = Variable(x.value.expand(shape))
-    trace("{} = {}.expand({})", r.name, x.name, ", ".join(map(str, shape)))
-
-    # every element of r is a copy of the scalar x: dL/dx adds up all of dL/dr
-    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
-        (dL_dr,) = dL_doutputs
-        return [dL_dr.sum()]
-
-    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
-    return r
-
-
 # Guard rails: each check says what was wrong and how to fix it, then gets out
 # of the way.
 
@@ -285,3 +242,48 @@ def _require_loss_and_results(L, desired_results):
                 "compute it again "
                 "after reset_tape(), with the engine's operators."
             )
+
+
+def operator_add(lhs: Variable, rhs: Variable) -> Variable:
+    _require_pointwise_operands("+", lhs, rhs)
+    r = Variable(lhs.value + rhs.value)
+    trace("{} = {} + {}", r.name, lhs.name, rhs.name)
+
+    # dr/dlhs = dr/drhs = 1: both inputs receive dL/dr unchanged, at no cost
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr, dL_dr]
+
+    gradient_tape.append(TapeEntry([lhs.name, rhs.name], [r.name], propagate))
+    return r
+
+
+def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
+    _require_variables("sum", x)
+    r = Variable(x.value.sum(), name)
+    trace("{} = {}.sum()", r.name, x.name)
+    shape = x.value.shape  # the closure keeps this, not x and its storage
+
+    # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's
+    # shape
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr.expand(shape)]
+
+    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
+    return r
+
+
+def operator_expand(x: Variable, sizes) -> Variable:
+    shape = torch.Size([sizes] if isinstance(sizes, int) else sizes)
+    _require_scalar_to_expand(x, shape)
+    r = Variable(x.value.expand(shape))
+    trace("{} = {}.expand({})", r.name, x.name, ", ".join(map(str, shape)))
+
+    # every element of r is a copy of the scalar x: dL/dx adds up all of dL/dr
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr.sum()]
+
+    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
+    return r
