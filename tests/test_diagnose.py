@@ -4,6 +4,7 @@ import torch
 
 from fixtures import HiddenIntermediate, leaf
 from gradbook import find_problems
+from gradbook.diagnose import penalty_problems
 
 
 class Square(torch.autograd.Function):
@@ -142,3 +143,79 @@ def test_an_instance_or_a_plain_function_is_refused():
 def test_float32_inputs_are_refused():
     with pytest.raises(TypeError, match="float64"):
         find_problems(Square, square, torch.rand(3, requires_grad=True))
+
+
+# penalty_problems: a gradient penalty through the reader's Function
+
+
+class SinhRecomputed(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.sinh(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.cosh(x)
+
+
+class SinhCoshOnCtx(SinhRecomputed):
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.cosh = torch.cosh(inputs[0])  # the mistake: computed outside any graph
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * ctx.cosh
+
+
+class SinhNumpyBackward(SinhRecomputed):
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return torch.from_numpy(grad_out.detach().numpy() * torch.cosh(x).detach().numpy())
+
+
+class SinhWrongSlope(SinhRecomputed):
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sinh(x)
+
+
+def test_a_right_function_has_no_penalty_problem():
+    assert penalty_problems(SinhRecomputed.apply, torch.sinh, leaf(3)) == []
+
+
+def test_a_tensor_on_ctx_gives_a_silently_wrong_penalty():
+    (problem,) = penalty_problems(SinhCoshOnCtx.apply, torch.sinh, leaf(3))
+    assert problem.startswith("second derivatives: the penalty's gradient is wrong")
+    assert "kept on ctx" in problem
+
+
+def test_a_numpy_backward_gives_a_silently_wrong_penalty():
+    # its first derivative has no graph: the penalty is a constant to the outer call
+    (problem,) = penalty_problems(SinhNumpyBackward.apply, torch.sinh, leaf(3))
+    assert problem.startswith("second derivatives: the penalty's gradient is wrong")
+    assert "NumPy" in problem
+
+
+def test_a_wrong_first_derivative_is_reported_first():
+    (problem,) = penalty_problems(SinhWrongSlope.apply, torch.sinh, leaf(3))
+    assert problem.startswith("first derivatives")
+
+
+def test_wrong_values_are_reported():
+    (problem,) = penalty_problems(torch.cosh, torch.sinh, leaf(3))
+    assert "values differ" in problem
+
+
+def test_penalty_problems_refuses_float32_and_non_functions():
+    with pytest.raises(TypeError, match="float64"):
+        penalty_problems(torch.sinh, torch.sinh, torch.rand(3, requires_grad=True))
+    with pytest.raises(TypeError, match="reference function"):
+        penalty_problems(torch.sinh, None, leaf(3))

@@ -94,3 +94,65 @@ def _describe(error):
         if fragment in first_line:
             return f"{description}: {hint}"
     return description
+
+
+def penalty_problems(function, reference, x):
+    """Plain-words problems with ``function`` under a gradient penalty; an empty list means none.
+
+    ``function`` is what the reader wrote (a Function's ``apply``, or a small function around
+    it), ``reference`` the same mathematical function in ordinary PyTorch operations, and ``x``
+    a float64 tensor that requires grad. The loss is ``sum(f(x)²)``, so that the gradient
+    entering the Function's backward requires grad (the case where a backward autograd cannot
+    trace goes wrong silently rather than loudly); the penalty is the squared norm of its
+    gradient, and the gradient of ``loss + penalty`` is compared with the reference's. The
+    checks run in order (values, gradcheck, gradgradcheck, the penalty), and the first that
+    fails stops the later ones.
+    """
+    if not callable(function) or not callable(reference):
+        raise TypeError(
+            "penalty_problems: pass the function to check and a reference function, e.g. "
+            "penalty_problems(Softplus.apply, torch.nn.functional.softplus, x)."
+        )
+    _check_inputs((x,))
+    try:
+        values = function(x)
+    except Exception as error:
+        return [f"calling the function raised {_describe(error)}"]
+    if not isinstance(values, torch.Tensor) or values.shape != x.shape:
+        return ["the function must return one tensor of the input's shape (for a Function with "
+                "extra outputs, pass a small function that returns the first)"]
+    if not torch.allclose(values, reference(x)):
+        return ["the values differ from the reference's"]
+    first_order = _check_problem(gradcheck, function, (x,))
+    if first_order:
+        return [f"first derivatives: {first_order[1]}"]
+    got = _penalty_gradient(function, x)
+    right = _penalty_gradient(reference, x)
+    if isinstance(got, str):
+        return [f"the penalty's gradient raised {got}"]
+    second_order = _check_problem(gradgradcheck, function, (x,))
+    if second_order or not torch.allclose(got, right):
+        return [
+            "second derivatives: the penalty's gradient is wrong without an error"
+            + ("" if torch.allclose(got, right) else f" ({_rounded(got)}, right {_rounded(right)})")
+            + "; first derivatives are right, so backward computes with a tensor autograd "
+            "cannot trace to x (kept on ctx, an intermediate from forward, or NumPy): save "
+            "inputs or outputs and recompute the rest inside backward"
+        ]
+    return []
+
+
+def _penalty_gradient(function, x):
+    """The gradient of sum(f(x)²) + |its gradient|², or the description of the error raised."""
+    x = x.detach().requires_grad_()
+    try:
+        loss = function(x).pow(2).sum()
+        (gradient,) = torch.autograd.grad(loss, x, create_graph=True)
+        (total,) = torch.autograd.grad(loss + gradient.pow(2).sum(), x)
+    except Exception as error:
+        return _describe(error)
+    return total
+
+
+def _rounded(tensor):
+    return [round(value, 4) for value in tensor.flatten().tolist()[:3]]
