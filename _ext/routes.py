@@ -29,7 +29,7 @@ ROUTES = [
         "steps": [
             ("book/extending_autograd", "Anatomy of a Function"),
             ("book/extending_autograd", "The PyTorch 2 style: `setup_context`"),
-            ("book/extending_autograd", "Forward mode: `jvp`"),
+            ("book/extending_autograd", "A Function that survives a gradient penalty"),
             ("book/double_backward", None),
             # The penalty's section reuses the x, w and v that this one defines.
             ("book/double_backward_at_work", "Hessian-vector products"),
@@ -57,6 +57,7 @@ PARTS = {
     ],
     "Part II: Custom autograd Functions": [
         "book/extending_autograd", "book/pitfalls", "book/double_backward", "book/custom_operators",
+        "book/what_composes",
     ],
     "Part III: Going further": [
         "book/fused_conv_bn", "book/double_backward_at_work", "book/second_order_at_scale",
