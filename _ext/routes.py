@@ -54,6 +54,7 @@ PARTS = {
         "book/simple_grad_1_tape", "book/simple_grad_2_known_zeros",
         "book/simple_grad_3_gradients_of_gradients", "book/simple_grad_4_aggregate_operators",
         "book/simple_grad_5_side_by_side", "book/what_a_compiler_sees",
+        "book/compiled_backwards",
     ],
     "Part II: Custom autograd Functions": [
         "book/extending_autograd", "book/pitfalls", "book/double_backward", "book/custom_operators",
