@@ -1,0 +1,263 @@
+"""Every exercise checker of Part I fires on the mistake it names.
+
+Each test runs a chapter's code cells in order (as a reader who has run the chapter has
+them), then feeds the checker a wrong answer and expects the
+message written for that mistake. A checker that accepts the wrong answer would let a reader
+believe a broken solution works.
+"""
+import contextlib
+import io
+
+import nbformat
+import pytest
+import torch
+
+from conftest import BOOK
+
+
+def chapter_namespace(chapter, defines):
+    """The names a reader has after running all of `chapter`, solutions included.
+
+    Magics (`%xmode`) are dropped, cells tagged raises-exception are skipped (their error is the
+    point of the page, not a definition), and everything printed is swallowed.
+    """
+    notebook = nbformat.read(BOOK / chapter, as_version=4)
+    namespace = {"display": lambda *args, **kwargs: None, "__name__": "chapter"}
+    for cell in notebook.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type != "code" or "raises-exception" in tags or "remove-cell" in tags:
+            continue
+        source = "\n".join(
+            line for line in cell.source.splitlines() if not line.startswith("%")
+        )
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(source, f"{chapter}: cell", "exec"), namespace)
+    assert defines in namespace, f"{chapter} defines no {defines}"
+    return namespace
+
+
+def says(checker, answer):
+    """What `checker(answer)` prints."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        checker(answer)
+    return " ".join(printed.getvalue().split())  # one line, however it was wrapped
+
+
+@pytest.fixture(scope="module")
+def tape_chapter():
+    return chapter_namespace("simple_grad_1_tape.ipynb", "check_square")
+
+
+@pytest.mark.timeout(60)
+def test_check_square_names_each_mistake(tape_chapter):
+    ns = tape_chapter
+    Variable, TapeEntry, tape = ns["Variable"], ns["TapeEntry"], ns["gradient_tape"]
+
+    def square_with(rule, forward=lambda value: value * value):
+        def operator_square(x):
+            r = Variable(forward(x.value))
+
+            def propagate(dL_doutputs):
+                return [rule(dL_doutputs[0], x)]
+
+            tape.append(TapeEntry([x.name], [r.name], propagate))
+            return r
+
+        return operator_square
+
+    check = ns["check_square"]
+    assert "returned a Tensor" in says(check, lambda x: x.value**2)
+    assert "exactly one TapeEntry" in says(
+        check, lambda x: x * x * Variable.constant(torch.ones_like(x.value))
+    )
+    cube = square_with(lambda g, x: g * x, forward=lambda value: value**3)
+    assert "not x squared" in says(check, cube)
+    assert "first gradient is wrong" in says(check, square_with(lambda g, x: g * x))
+    off_tape = square_with(lambda g, x: Variable(g.value * 2 * x.value))
+    assert "cannot be differentiated" in says(check, off_tape)
+    assert "Correct" in says(check, ns["operator_square"])
+
+
+@pytest.fixture(scope="module")
+def known_zeros_chapter():
+    return chapter_namespace("simple_grad_2_known_zeros.ipynb", "check_two_outputs")
+
+
+@pytest.mark.timeout(60)
+def test_check_two_outputs_names_each_mistake(known_zeros_chapter):
+    ns = known_zeros_chapter
+    Variable, TapeEntry, tape = ns["Variable"], ns["TapeEntry"], ns["gradient_tape"]
+
+    def two_outputs_with(rule):
+        def operator_square_and_double(x):
+            r, s = Variable(x.value * x.value), Variable(x.value + x.value)
+
+            def propagate(dL_doutputs):
+                return [rule(*dL_doutputs, x)]
+
+            tape.append(TapeEntry([x.name], [r.name, s.name], propagate))
+            return r, s
+
+        return operator_square_and_double
+
+    def zeros_for_none(dL_dr, dL_ds, x):
+        zero = Variable(torch.zeros_like(x.value))
+        dL_dr = zero if dL_dr is None else dL_dr
+        dL_ds = zero if dL_ds is None else dL_ds
+        return dL_dr * (x + x) + (dL_ds + dL_ds)
+
+    check = ns["check_two_outputs"]
+    no_none_check = two_outputs_with(lambda dL_dr, dL_ds, x: dL_dr * (x + x) + dL_ds + dL_ds)
+    assert "grad fails inside your propagate" in says(check, no_none_check)
+    assert "builds a tensor of zeros" in says(check, two_outputs_with(zeros_for_none))
+    wrong = two_outputs_with(
+        lambda dL_dr, dL_ds, x: dL_ds if dL_dr is None else dL_dr * x
+    )
+    assert "the gradient is wrong" in says(check, wrong)
+    assert "Return the two outputs" in says(check, lambda x: x * x)
+    assert "Correct" in says(check, ns["operator_square_and_double"])
+
+
+@pytest.fixture(scope="module")
+def second_order_chapter():
+    return chapter_namespace("simple_grad_3_gradients_of_gradients.ipynb", "check_pruning")
+
+
+@pytest.mark.timeout(60)
+def test_check_third_order_and_check_pruning_name_their_mistakes(second_order_chapter):
+    ns = second_order_chapter
+    grad, Variable, reset_tape = ns["grad"], ns["Variable"], ns["reset_tape"]
+
+    def second_order_only(a_value, b_value):  # stops one order early
+        reset_tape()
+        a = Variable.constant(a_value, name="a")
+        b = Variable.constant(b_value, name="b")
+        first = grad(ns["simple"](a, b).sum(), [a, b])
+        return grad(ns["norm_of_gradients"](*first), [a, b])
+
+    assert "differs from torch.autograd" in says(ns["check_third_order"], second_order_only)
+    assert "Correct" in says(ns["check_third_order"], ns["third_order"])
+    assert "Asked for a alone it ran 5 rules" in says(ns["check_pruning"], ns["grad"])
+
+    def drops_everything(L, desired_results):
+        return [None for _ in desired_results]
+
+    assert "differ from grad's" in says(ns["check_pruning"], drops_everything)
+
+
+@pytest.fixture(scope="module")
+def aggregate_chapter():
+    return chapter_namespace("simple_grad_4_aggregate_operators.ipynb", "check_none_at_top")
+
+
+@pytest.mark.timeout(90)
+def test_check_fused_product_refuses_a_hidden_a_recomputed_and_a_zero_building_product(
+    aggregate_chapter,
+):
+    ns = aggregate_chapter
+    Variable, record, plus = ns["Variable"], ns["record"], ns["plus"]
+
+    def fused_with(rule, declare=True):
+        def fused_product(a, b):
+            u = Variable(a.value * b.value)
+            r = Variable(u.value * a.value)
+
+            def propagate(dL_doutputs):
+                dL_dr, dL_du = dL_doutputs if declare else (dL_doutputs[0], None)
+                return rule(dL_dr, dL_du, a, b, u)
+
+            record([a, b], [r, u] if declare else [r], propagate)
+            return r
+
+        return fused_product
+
+    def hidden(dL_dr, dL_du, a, b, u):  # right to first order only
+        dL_du = dL_dr * a
+        return [plus(dL_dr * u, dL_du * b), dL_du * a]
+
+    def recomputing(dL_dr, dL_du, a, b, u):
+        u = a * b  # rebuilt instead of the kept u
+        if dL_dr is not None:
+            dL_du = plus(dL_du, dL_dr * a)
+        return [plus(None if dL_dr is None else dL_dr * u, dL_du * b), dL_du * a]
+
+    def zero_building(dL_dr, dL_du, a, b, u):
+        zero = Variable(torch.zeros_like(a.value))
+        dL_dr = zero if dL_dr is None else dL_dr
+        dL_du = (zero if dL_du is None else dL_du) + dL_dr * a
+        return [dL_dr * u + dL_du * b, dL_du * a]
+
+    check = ns["check_fused_product"]
+    assert "second ones are wrong" in says(check, fused_with(hidden, declare=False))
+    assert "computes a * b again" in says(check, fused_with(recomputing))
+    assert "build a tensor of zeros" in says(check, fused_with(zero_building))
+    assert "Correct" in says(check, ns["fused_product"])
+
+
+@pytest.mark.timeout(90)
+def test_check_why_none_and_check_none_at_top_name_their_mistakes(aggregate_chapter):
+    ns = aggregate_chapter
+    for letter in "ACD":
+        assert "Not that one." in says(ns["check_why_none"], letter)
+    assert "one of the letters" in says(ns["check_why_none"], "E")
+    assert "propagate received a None" in says(ns["check_none_at_top"], ns["grad"])
+
+
+@pytest.fixture(scope="module")
+def side_by_side_chapter():
+    return chapter_namespace("simple_grad_5_side_by_side.ipynb", "check_second_pass")
+
+
+@pytest.mark.timeout(60)
+def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
+    ns = side_by_side_chapter
+    assert "It fails" in says(ns["check_matmul"], ns["operator_matmul_wrong"])
+    assert "First gradients are wrong" in says(ns["check_exp"], ns["operator_exp_wrong"])
+    assert "should have the shape of c" in says(ns["check_grad_zeros"], ns["grad_zeros_wrong"])
+
+    def usual(r, dL0_da, dL0_db):
+        return (dL0_da * dL0_da + dL0_db * dL0_db).sum()
+
+    assert "Correct" not in says(ns["check_second_pass"], usual)
+
+
+@pytest.mark.timeout(120)
+def test_check_partition_prediction_names_each_mistake():
+    ns = chapter_namespace("what_a_compiler_sees.ipynb", "check_partition_prediction")
+    check = ns["check_partition_prediction"]
+    assert "at least one saved tensor is missing" in says(check, {"default": [], "min-cut": []})
+    too_many = {"default": ["primals_1", "primals_2", "mul", "add"], "min-cut": []}
+    assert "not saved: add" in says(check, too_many)
+
+
+@pytest.mark.timeout(120)
+def test_compiled_backwards_checkers_name_their_mistakes():
+    ns = chapter_namespace("compiled_backwards.ipynb", "check_dispatcher")
+    aten = ns["aten"]
+
+    def drop_every_constant_factor(graph_module):
+        for node in list(graph_module.graph.nodes):
+            if node.target is aten.mul.Tensor and isinstance(node.args[1], float):
+                node.replace_all_uses_with(node.args[0])
+                graph_module.graph.erase_node(node)
+        graph_module.recompile()
+        return graph_module
+
+    check_peephole = ns["check_peephole"]
+    assert "multiplications by 1.0 are left" in says(check_peephole, lambda g: g)
+    assert "The gradients changed" in says(check_peephole, drop_every_constant_factor)
+    check_dispatcher = ns["check_dispatcher"]
+    specialise = ns["specialise"]
+    assert "run fails" in says(check_dispatcher, lambda backward: specialise(backward, set()))
+
+    def without_cache(backward):
+        names = [n.name for n in backward.graph.find_nodes(op="placeholder")]
+
+        def run(*inputs):
+            pattern = {name for name, x in zip(names, inputs) if x is None}
+            return specialise(backward, pattern)(*inputs)
+
+        return run
+
+    assert "run.cache should hold" in says(check_dispatcher, without_cache)
