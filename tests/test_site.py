@@ -131,6 +131,21 @@ def test_no_broken_internal_links_or_anchors(site):
     assert broken == []
 
 
+def test_nothing_in_head_waits_for_a_script(site):
+    """No page's first paint waits for a script (_ext/first_paint.py, issue 27): every external
+    script in <head> is deferred or async, and only the search page loads the search index."""
+    for page_path in sorted(site.rglob("*.html")):
+        if "_static" in page_path.parts:
+            continue
+        page = parsed_page(page_path)
+        head = page.head or page  # the site's index.html is a bare redirect, with no <head>
+        scripts = [tag for tag in head.find_all("script") if tag.get("src")]
+        blocking = [tag["src"] for tag in scripts if not (tag.has_attr("defer") or tag.has_attr("async"))]
+        assert blocking == [], f"{page_path.relative_to(site)}: {blocking}"
+        loads_index = any(tag["src"].endswith("searchindex.js") for tag in scripts)
+        assert loads_index == (page_path.relative_to(site).as_posix() == "search.html"), page_path
+
+
 @functools.cache
 def icon_glyphs(site):
     """({icon class: code point}, code points of the solid font, of the brands font)."""
