@@ -1,14 +1,15 @@
-"""Lighthouse desktop performance of every page of the built site, beside the stock Jupyter
-Book's notebook page, both served the same way: from this machine, gzip-compressed as GitHub
-Pages serves them. A measurement for a maintainer, not a test.
+"""Lighthouse performance of every page of the built site, beside the stock Jupyter Book's
+notebook page, both served the same way: from this machine, gzip-compressed as GitHub Pages
+serves them. A measurement for a maintainer, not a test.
 
     npm install --prefix /tmp/lighthouse lighthouse@13.5.0
     make test   # or any run of tests/test_site.py: it builds _build/html and the stock book
     .venv/bin/python tools/lighthouse.py /tmp/lighthouse/node_modules/.bin/lighthouse [runs]
 
-Prints, per page, the median over `runs` (default 3) of the performance score, LCP, TBT, CLS and
-the bytes transferred. Lighthouse's desktop preset simulates a fast connection and throttles
-the CPU as it measures, so a busy machine still lowers the scores: note the load average.
+Prints one table per profile, mobile (Lighthouse's default: slow 4G, a 4x slower CPU) and
+desktop: per page, the median over `runs` (default 3) of the performance score, LCP, TBT, CLS
+and the bytes transferred. Both profiles simulate their network and CPU from what the page did
+on this machine, so a busy machine lowers the scores: the load average is printed.
 """
 import functools
 import gzip
@@ -60,12 +61,16 @@ def serve(directory):
     return f"http://127.0.0.1:{httpd.server_address[1]}/"
 
 
-def lighthouse(binary, url):
+# Lighthouse's flags for each profile; mobile is its default.
+PROFILES = {"mobile": [], "desktop": ["--preset=desktop"]}
+
+
+def lighthouse(binary, url, profile):
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "report.json"
         subprocess.run(
             [
-                binary, url, "--preset=desktop", "--only-categories=performance", "--quiet",
+                binary, url, *PROFILES[profile], "--only-categories=performance", "--quiet",
                 "--output=json", f"--output-path={report}",
                 "--chrome-flags=--headless=new --no-sandbox --disable-gpu",
             ],
@@ -87,13 +92,14 @@ def main(binary, runs=3):
     pages = [("stock: notebooks", serve(STOCK) + "notebooks.html")]
     site = serve(SITE)
     pages += [(path.stem, site + str(path.relative_to(SITE))) for path in sorted((SITE / "book").glob("*.html"))]
-    print(f"load average {os.getloadavg()}; median of {runs} runs each")
-    print(f"{'page':45} score   LCP s  TBT ms    CLS   kB transferred")
-    for name, url in pages:
-        results = [lighthouse(binary, url) for _ in range(runs)]
-        median = {key: statistics.median(result[key] for result in results) for key in results[0]}
-        print(f"{name:45} {median['score']:.2f}  {median['lcp']:6.2f}  {median['tbt']:6.0f}  {median['cls']:5.3f}  {median['bytes'] / 1e3:8.1f}")
-        sys.stdout.flush()
+    for profile in PROFILES:
+        print(f"\n{profile}: load average {os.getloadavg()}; median of {runs} runs each")
+        print(f"{'page':45} score   LCP s  TBT ms    CLS   kB transferred")
+        for name, url in pages:
+            results = [lighthouse(binary, url, profile) for _ in range(runs)]
+            median = {key: statistics.median(result[key] for result in results) for key in results[0]}
+            print(f"{name:45} {median['score']:.2f}  {median['lcp']:6.2f}  {median['tbt']:6.0f}  {median['cls']:5.3f}  {median['bytes'] / 1e3:8.1f}")
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":
