@@ -279,21 +279,36 @@ def _status_bytes(key):
     raise RuntimeError(f"process_peak: no {key} in /proc/self/status.")
 
 
+def _release_free_memory():
+    """Hand the C library's free memory back to the system (glibc), so that
+    a block ``run()`` reuses from it is counted when touched again."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    libc = ctypes.CDLL(name)
+    if hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+
+
 def process_peak(run):
     """Peak resident memory of this process during run(), above the start.
 
     Linux only: the kernel's high-water mark (VmHWM) is reset through
     /proc/self/clear_refs before ``run()``. Memory the C library keeps for
-    reuse counts as resident, and memory it reuses is not counted again, so
-    the figure is close only for blocks that are returned to the system
-    when freed (large ones); the C library raises that threshold after
-    freeing a large block, so expect a few MiB either way."""
+    reuse counts as resident; free memory is handed back to the system
+    first (glibc's ``malloc_trim``), and the figure is close for blocks that
+    are returned to the system when freed (large ones): expect a few MiB
+    either way."""
     import gc
 
     _require_callable(run, "process_peak")
     if not os.path.exists("/proc/self/clear_refs"):
         raise RuntimeError("process_peak: needs Linux's /proc/self/clear_refs.")
     gc.collect()
+    _release_free_memory()
     with open("/proc/self/clear_refs", "w") as clear_refs:
         clear_refs.write("5")  # reset the high-water mark to the current size
     start = _status_bytes("VmRSS")
