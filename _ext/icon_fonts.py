@@ -10,7 +10,10 @@ already carries Font Awesome's web-font rules (`.fa-rocket:before{content:"\\f13
    same `<i>` elements are then drawn by the web-font rules;
 2. the three web fonts (solid, regular, brands: 300 KB in all) are subset to the code points
    the site can show: those of every `fa-*` class named in a page or in a script of the site,
-   and those of the theme's `--pst-icon-*` variables (admonitions, breadcrumbs, downloads).
+   and those of the theme's `--pst-icon-*` variables (admonitions, breadcrumbs, downloads);
+3. the theme's stylesheet keeps the `content` rules of those classes only: the 1,881 rules of
+   every Font Awesome icon were 20 kB of its 65 kB compressed, and every page waits for the
+   stylesheet before its first paint (issue 27).
 
 tests/test_site.py checks that every icon a page names has its glyph in the served font.
 """
@@ -23,6 +26,8 @@ FONT_DIR = Path("_static/vendor/fontawesome/webfonts")
 THEME_CSS = Path("_static/styles/pydata-sphinx-theme.css")
 SCRIPT = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
 ICON_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
+# A rule that only draws icons: every selector is `.fa-name:before` (or `::before`).
+ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+::?before,?)+)\{content:"\\[0-9a-f]{4,5}"\}')
 
 
 def icon_code_points(css):
@@ -37,6 +42,16 @@ def icon_code_points(css):
 def theme_variable_code_points(css):
     """The code points of the theme's `--pst-icon-*: "\\f0eb"` variables."""
     return {int(code, 16) for code in re.findall(r'--pst-icon-[a-z-]+:"\\([0-9a-f]{4,5})"', css)}
+
+
+def without_unused_icon_rules(css, used):
+    """`css` less each `.fa-x:before{content:"..."}` rule none of whose classes is in `used`."""
+
+    def keep_if_used(rule):
+        names = re.findall(r"\.(fa-[a-z0-9-]+)::?before", rule.group(1))
+        return rule.group(0) if set(names) & used else ""
+
+    return ICON_RULE.sub(keep_if_used, css)
 
 
 def used_icon_classes(outdir):
@@ -64,8 +79,10 @@ def slim_icons(app, exception):
     outdir = Path(app.outdir)
     css = (outdir / THEME_CSS).read_text(encoding="utf-8")
     points = icon_code_points(css)
-    needed = {points[name] for name in used_icon_classes(outdir) if name in points}
+    used = used_icon_classes(outdir)
+    needed = {points[name] for name in used if name in points}
     needed |= theme_variable_code_points(css)
+    (outdir / THEME_CSS).write_text(without_unused_icon_rules(css, used), encoding="utf-8")
     for font in sorted((outdir / FONT_DIR).glob("*.woff2")):
         subset_font(font, needed)
     for page in outdir.rglob("*.html"):

@@ -16,13 +16,15 @@ import json
 import os
 import re
 import time
+from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import nbformat
 import pytest
 import yaml
 
-import reading_time  # _ext/, on the path by conftest.py
+import icon_fonts  # _ext/, on the path by conftest.py
+import reading_time
 import routes
 from book_files import toc_pages
 from conftest import (
@@ -147,15 +149,20 @@ def test_nothing_in_head_waits_for_a_script(site):
 
 
 @functools.cache
+def theme_icon_rules():
+    """{icon class: code point} of the theme's own stylesheet, as installed."""
+    import pydata_sphinx_theme
+
+    css = Path(pydata_sphinx_theme.__file__).parent / "theme/pydata_sphinx_theme/static/styles/pydata-sphinx-theme.css"
+    return icon_fonts.icon_code_points(css.read_text())
+
+
+@functools.cache
 def icon_glyphs(site):
     """({icon class: code point}, code points of the solid font, of the brands font)."""
     from fontTools.ttLib import TTFont
 
-    css = (site / "_static/styles/pydata-sphinx-theme.css").read_text()
-    code_points = {}
-    for selectors, code in re.findall(r'([^{}]+)\{content:"\\([0-9a-f]{4,5})"\}', css):
-        for name in re.findall(r"\.(fa-[a-z0-9-]+)::?before", selectors):
-            code_points[name] = int(code, 16)
+    code_points = icon_fonts.icon_code_points((site / "_static/styles/pydata-sphinx-theme.css").read_text())
     fonts = site / "_static/vendor/fontawesome/webfonts"
     return (
         code_points,
@@ -172,6 +179,9 @@ def test_every_icon_has_its_glyph_in_the_served_font(site, page):
     html = (site / f"{page}.html").read_text()
     icons = [classes.split() for classes in re.findall(r'<(?:i|span) class="([^"]*\bfa-[^"]*)"', html)]
     assert icons, "no icon found: the theme's markup changed?"
+    # The served stylesheet keeps the rule of every icon the page names that the theme draws.
+    named = {name for classes in icons for name in classes}
+    assert (named & set(theme_icon_rules())) - set(code_points) == set()
     missing = []
     for classes in icons:
         font = brands if {"fab", "fa-brands"} & set(classes) else solid
