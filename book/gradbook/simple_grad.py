@@ -48,6 +48,14 @@ def quiet_trace():
         _tracing = previous
 
 
+def reset_tape():
+    """Forget every recorded operation and start the names again at v0."""
+    global _next_index, _tape_epoch
+    gradient_tape.clear()
+    _next_index = 0
+    _tape_epoch += 1
+
+
 class Variable:
     """A tensor with a name, so that the tape can refer to it."""
 
@@ -101,14 +109,6 @@ class TapeEntry(NamedTuple):
 
 
 gradient_tape: List[TapeEntry] = []
-
-
-def reset_tape():
-    """Forget every recorded operation and start the names again at v0."""
-    global _next_index, _tape_epoch
-    gradient_tape.clear()
-    _next_index = 0
-    _tape_epoch += 1
 
 
 def operator_mul(lhs: Variable, rhs: Variable) -> Variable:

@@ -228,15 +228,20 @@ def tape_legend(drawing, not_run=None):
     )
     keys, styles = [], []
     for number, name in enumerate(phase_styles):
-        styles.append((f"phase{number}", f"{name} entry", PHASE_STYLES[number][0]))
-        keys.append(f"{name} entry: {phase_styles[name]}")
+        label = name if "entry" in name else f"{name} entry"
+        styles.append((f"phase{number}", label, PHASE_STYLES[number][0]))
+        keys.append(f"{label}: {phase_styles[name]}")
     if greyed:
         styles.append(("not_run", not_run, UNNEEDED_STYLE))
         keys.append(f"{not_run}: white, dotted grey border")
-    with legend.subgraph() as row:  # the styles, side by side
-        row.attr(rank="same")
-        for node, label, style in styles:
-            row.node(node, label=label, **style)
+    rows = [styles[start:start + 3] for start in range(0, len(styles), 3)]
+    for row_styles in rows:  # at most three side by side, to fit a page
+        with legend.subgraph() as row:
+            row.attr(rank="same")
+            for node, label, style in row_styles:
+                row.node(node, label=label, **style)
+    for upper, lower in zip(rows, rows[1:]):  # keeps the rows in order
+        legend.edge(upper[0][0], lower[0][0], style="invis")
     with legend.subgraph() as row:  # value -> entry -> value, below them
         row.attr(rank="same")
         row.node("read", label="value read", shape="ellipse")
@@ -244,8 +249,8 @@ def tape_legend(drawing, not_run=None):
         row.node("written", label="value written", shape="ellipse")
         row.edge("read", "entry")
         row.edge("entry", "written")
-    if styles:  # keeps the two rows apart
-        legend.edge(styles[0][0], "read", style="invis")
+    if styles:  # the arrows go below the styles
+        legend.edge(rows[-1][0][0], "read", style="invis")
     keys.append("an arrow goes from a value an entry reads to the entry, "
                 "and from the entry to a value it writes")
     svg = legend.pipe(format="svg", encoding="utf-8")
