@@ -222,13 +222,49 @@ def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
     assert "Correct" not in says(ns["check_second_pass"], usual)
 
 
+@pytest.fixture(scope="module")
+def compiler_chapter():
+    return chapter_namespace("what_a_compiler_sees.ipynb", "check_backward_pass")
+
+
 @pytest.mark.timeout(120)
-def test_check_partition_prediction_names_each_mistake():
-    ns = chapter_namespace("what_a_compiler_sees.ipynb", "check_partition_prediction")
-    check = ns["check_partition_prediction"]
+def test_check_partition_prediction_names_each_mistake(compiler_chapter):
+    check = compiler_chapter["check_partition_prediction"]
     assert "at least one saved tensor is missing" in says(check, {"default": [], "min-cut": []})
     too_many = {"default": ["primals_1", "primals_2", "mul", "add"], "min-cut": []}
     assert "not saved: add" in says(check, too_many)
+
+
+@pytest.mark.timeout(120)
+def test_check_backward_pass_names_each_mistake(compiler_chapter):
+    ns = compiler_chapter
+    check, backward_pass, aten = ns["check_backward_pass"], ns["backward_pass"], ns["aten"]
+
+    def last_contribution_only(forward):
+        # the solution with every aten.add of two gradients replaced by its second operand:
+        # a value used twice keeps only one contribution
+        backward = backward_pass(forward)
+        copied = {node.name for node in forward.graph.nodes}
+        for node in list(backward.graph.nodes):
+            if node.target is aten.add.Tensor and node.name not in copied:
+                node.replace_all_uses_with(node.args[1])
+                backward.graph.erase_node(node)
+        backward.recompile()
+        return backward
+
+    def with_torch_autograd(forward):
+        graph = torch.fx.Graph()
+        a, b = graph.placeholder("a"), graph.placeholder("b")
+        loss = graph.call_function(forward, (a, b))
+        graph.output(graph.call_function(torch.autograd.grad, (loss, [a, b])))
+        return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+    assert "return one gradient per input" in says(check, lambda forward: forward)
+    assert "Does every use of a value add its contribution?" in says(
+        check, last_contribution_only
+    )
+    assert "it fails" in says(check, with_torch_autograd)
+    assert "Correct" in says(check, backward_pass)
 
 
 @pytest.mark.timeout(120)
