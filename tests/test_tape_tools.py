@@ -182,3 +182,31 @@ def test_tape_legend_refuses_a_meaning_for_grey_that_the_drawing_does_not_use():
         tape_legend(draw_tape(gradient_tape), not_run="rule not run")
     legend = tape_legend(draw_tape(gradient_tape))
     assert legend.description.startswith("Key: an arrow goes from a value")
+
+
+def test_rules_that_recorded_names_the_rule_behind_each_new_entry():
+    from gradbook.tape_tools import rules_that_recorded
+
+    a, b, t, r, L = simple_tape()
+    with quiet_trace():
+        (dL_da, dL_db), recorded_by = rules_that_recorded(
+            gradient_tape, lambda: grad(L, [a, b])
+        )
+    # sum's rule expands (entry 3), mul's rule makes two products (4, 5), grad adds b's two
+    assert recorded_by == {3: 2, 4: 1, 5: 1, 6: None}
+    assert [entry.propagate.__name__ for entry in gradient_tape[:3]] == ["propagate"] * 3
+    torch.testing.assert_close(dL_db.value, torch.full((3,), 3.0, dtype=torch.float64))
+
+
+def test_rules_that_recorded_restores_the_rules_when_run_fails():
+    from gradbook.tape_tools import rules_that_recorded
+
+    simple_tape()
+    rules = [entry.propagate for entry in gradient_tape]
+    with pytest.raises(ZeroDivisionError):
+        rules_that_recorded(gradient_tape, lambda: 1 / 0)
+    assert [entry.propagate for entry in gradient_tape] == rules
+    with pytest.raises(TypeError, match="pass a function to run"):
+        rules_that_recorded(gradient_tape, "grad(L, [a])")
+    with pytest.raises(TypeError, match="pass the tape itself"):
+        rules_that_recorded(tuple(gradient_tape), lambda: None)

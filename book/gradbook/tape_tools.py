@@ -97,11 +97,61 @@ def operation_counts(entries):
     counts = Counter()
     for entry in entries:
         _require_entry(entry, "operation_counts")
-        propagate = _unwrapped(entry.propagate)
-        qualname = getattr(propagate, "__qualname__", type(propagate).__name__)
-        outer = qualname.split(".<locals>.")
-        counts[outer[-2].split(".")[-1] if len(outer) > 1 else qualname] += 1
+        counts[operation_name(entry)] += 1
     return counts
+
+
+def operation_name(entry):
+    """The operation that recorded ``entry``: the function its ``propagate`` was defined in."""
+    _require_entry(entry, "operation_name")
+    propagate = _unwrapped(entry.propagate)
+    qualname = getattr(propagate, "__qualname__", type(propagate).__name__)
+    outer = qualname.split(".<locals>.")
+    return outer[-2].split(".")[-1] if len(outer) > 1 else qualname
+
+
+def rules_that_recorded(tape, run):
+    """Run ``run()`` and say, for each entry it appends to ``tape``, which rule recorded it.
+
+    Returns ``(what run() returned, recorded_by)``, where ``recorded_by`` maps the position of
+    every new entry to the position of the entry whose ``propagate`` was running when it was
+    appended, or to ``None`` when ``grad`` itself appended it (adding two contributions to one
+    value). The rules are wrapped only while ``run()`` runs, and compute what they computed.
+    """
+    if not isinstance(tape, list):
+        raise TypeError(
+            "rules_that_recorded: pass the tape itself (gradient_tape), not a "
+            f"{type(tape).__name__}."
+        )
+    if not callable(run):
+        raise TypeError(
+            "rules_that_recorded: pass a function to run, e.g. "
+            "lambda: grad(L1, [a, b])."
+        )
+    recorded_by = {}
+
+    def tracked(position, propagate):
+        @functools.wraps(propagate)
+        def propagate_and_note(dL_doutputs):
+            before = len(tape)
+            result = propagate(dL_doutputs)
+            for new in range(before, len(tape)):
+                recorded_by[new] = position
+            return result
+
+        return propagate_and_note
+
+    original = list(tape)
+    for position, entry in enumerate(original):
+        _require_entry(entry, "rules_that_recorded")
+        tape[position] = entry._replace(propagate=tracked(position, entry.propagate))
+    start = len(tape)
+    try:
+        result = run()
+    finally:
+        for position, entry in enumerate(original):
+            tape[position] = entry
+    return result, {new: recorded_by.get(new) for new in range(start, len(tape))}
 
 
 class PropagateCalls:
