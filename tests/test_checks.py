@@ -1,10 +1,11 @@
-"""check_gradients and first_line_of_error, the helpers the chapters verify Functions with."""
+"""check_gradients, first_line_of_error and first_line, the helpers the chapters verify Functions with."""
 import pytest
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
 from fixtures import HiddenIntermediate, leaf
 from gradbook import check_gradients, first_line_of_error
+from gradbook.checks import first_line
 
 
 def test_a_correct_function_passes_both_orders(capsys):
@@ -97,3 +98,14 @@ def test_first_line_of_error_refuses_a_count_that_is_not_a_whole_number(lines):
     with pytest.raises(ValueError, match="whole number"):
         with first_line_of_error(lines=lines):
             pass
+
+
+def test_first_line_keeps_the_first_line_of_a_caught_error():
+    error = RuntimeError("  what went wrong\nJacobian:\n[[1.0]]")
+    assert first_line(error) == "what went wrong"
+    assert first_line(ValueError()) == ""
+
+
+def test_first_line_refuses_what_is_not_an_exception():
+    with pytest.raises(TypeError, match="caught exception"):
+        first_line("what went wrong")

@@ -38,6 +38,22 @@ def _check_inputs(inputs):
             )
 
 
+def first_line(error):
+    """The first line of a caught error's message, for a cell that catches an error and goes on
+    (``first_line_of_error`` is for a cell that the error ends)."""
+    if not isinstance(error, BaseException):
+        raise TypeError(
+            f"first_line: pass the caught exception (``except ... as error``), not a "
+            f"{type(error).__name__}."
+        )
+    message = _message_lines(error)
+    return message[0] if message else ""
+
+
+def _message_lines(error):
+    return str(error).strip().splitlines()
+
+
 @contextlib.contextmanager
 def first_line_of_error(width=None, lines=1):
     """Re-raise an error with only the first line of its message (the first ``lines`` lines).
@@ -56,7 +72,7 @@ def first_line_of_error(width=None, lines=1):
     try:
         yield
     except Exception as error:
-        message = str(error).strip().splitlines()
+        message = _message_lines(error)
         kept = message[:lines]
         if width is not None and kept:
             error.args = (_wrapped(kept, width, type(error).__name__),)
