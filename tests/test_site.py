@@ -519,7 +519,7 @@ SIZE_BUTTONS = """() => [...document.querySelectorAll('div.cell_output svg[role=
 def test_a_scaled_down_graph_can_be_opened_at_full_size(seen, page, width):
     """On a phone the tape after backward is wider than the column: its button shows it at its
     own size, scrolling inside its box, not the page; pressed again, it fits again. A graph
-    shown at its own size already has no button."""
+    shown at its own size already has no button, and at the desktop's width no graph has one."""
     graphs = seen.page.evaluate(SIZE_BUTTONS)
     assert [graph["hidden"] for graph in graphs] == [not graph["scaled"] for graph in graphs]
     scaled = [index for index, graph in enumerate(graphs) if graph["scaled"]]
@@ -528,6 +528,8 @@ def test_a_scaled_down_graph_can_be_opened_at_full_size(seen, page, width):
     fitted = wide.bounding_box()["width"]
     natural = wide.evaluate("graph => graph.width.baseVal.value")
     button = wide.locator("xpath=..").locator("button.graph-size-button")
+    # The button sits in the strip above the graph, not over its labels.
+    assert button.bounding_box()["y"] + button.bounding_box()["height"] <= wide.bounding_box()["y"] + 0.5
     button.click()
     assert button.text_content() == "Fit to the column"
     assert wide.bounding_box()["width"] == pytest.approx(natural, abs=1)
@@ -535,3 +537,5 @@ def test_a_scaled_down_graph_can_be_opened_at_full_size(seen, page, width):
     button.click()
     assert button.text_content() == "Show at full size"
     assert wide.bounding_box()["width"] == pytest.approx(fitted, abs=1)
+    seen.set_width("desktop")
+    assert all(graph["hidden"] for graph in seen.page.evaluate(SIZE_BUTTONS))
