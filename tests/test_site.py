@@ -515,11 +515,13 @@ SIZE_BUTTONS = """() => [...document.querySelectorAll('div.cell_output svg[role=
 
 
 @pytest.mark.parametrize("width", ["phone"])
+@pytest.mark.parametrize("color_mode", ["light", "dark"])
 @pytest.mark.parametrize("page", ["book/simple_grad_1_tape"])
-def test_a_scaled_down_graph_can_be_opened_at_full_size(seen, page, width):
+def test_a_scaled_down_graph_can_be_opened_at_full_size(seen, page, color_mode, width):
     """On a phone the tape after backward is wider than the column: its button shows it at its
     own size, scrolling inside its box, not the page; pressed again, it fits again. A graph
     shown at its own size already has no button, and at the desktop's width no graph has one."""
+    seen.set_mode(color_mode)
     graphs = seen.page.evaluate(SIZE_BUTTONS)
     assert [graph["hidden"] for graph in graphs] == [not graph["scaled"] for graph in graphs]
     scaled = [index for index, graph in enumerate(graphs) if graph["scaled"]]
