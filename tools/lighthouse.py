@@ -4,11 +4,11 @@ serves them. A measurement for a maintainer, not a test.
 
     npm install --prefix /tmp/lighthouse lighthouse@13.5.0
     make test   # or any run of tests/test_site.py: it builds _build/html and the stock book
-    .venv/bin/python tools/lighthouse.py /tmp/lighthouse/node_modules/.bin/lighthouse [runs]
+    .venv/bin/python tools/lighthouse.py /tmp/lighthouse/node_modules/.bin/lighthouse [runs] [profiles]
 
-Prints one table per profile, mobile (Lighthouse's default: slow 4G, a 4x slower CPU) and
-desktop: per page, the median over `runs` (default 3) of the performance score, LCP, TBT, CLS
-and the bytes transferred. Both profiles simulate their network and CPU from what the page did
+Prints one table per profile named (default: both), mobile (Lighthouse's default: slow 4G, a
+4x slower CPU) and desktop: per page, the median over `runs` (default 3) of the performance
+score, LCP, TBT, CLS and the bytes transferred. Both profiles simulate their network and CPU from what the page did
 on this machine, so a busy machine lowers the scores: the load average is printed.
 """
 import functools
@@ -88,11 +88,11 @@ def lighthouse(binary, url, profile):
     }
 
 
-def main(binary, runs=3):
+def main(binary, runs=3, profiles=tuple(PROFILES)):
     pages = [("stock: notebooks", serve(STOCK) + "notebooks.html")]
     site = serve(SITE)
     pages += [(path.stem, site + str(path.relative_to(SITE))) for path in sorted((SITE / "book").glob("*.html"))]
-    for profile in PROFILES:
+    for profile in profiles:
         print(f"\n{profile}: load average {os.getloadavg()}; median of {runs} runs each")
         print(f"{'page':45} score   LCP s  TBT ms    CLS   kB transferred")
         for name, url in pages:
@@ -103,4 +103,6 @@ def main(binary, runs=3):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], *map(int, sys.argv[2:3]))
+    if len(sys.argv) < 2 or any(profile not in PROFILES for profile in sys.argv[3:]):
+        sys.exit(f"usage: {sys.argv[0]} LIGHTHOUSE [RUNS] [{' | '.join(PROFILES)} ...]")
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 3, sys.argv[3:] or tuple(PROFILES))
