@@ -8,8 +8,9 @@ serves them. A measurement for a maintainer, not a test.
 
 Prints one table per profile named (default: both), mobile (Lighthouse's default: slow 4G, a
 4x slower CPU) and desktop: per page, the median over `runs` (default 3) of the performance
-score, LCP, TBT, CLS and the bytes transferred. Both profiles simulate their network and CPU from what the page did
-on this machine, so a busy machine lowers the scores: the load average is printed.
+score, LCP, TBT, CLS and the bytes transferred. Both profiles simulate their network and CPU
+from what the page did on this machine, so a busy machine lowers the scores: the load average
+is printed.
 """
 import functools
 import gzip
