@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from fixtures import HiddenIntermediate, leaf
+from torch.autograd.function import once_differentiable
 from gradbook import find_problems
 from gradbook.diagnose import penalty_problems
 
@@ -202,6 +203,27 @@ def test_a_numpy_backward_gives_a_silently_wrong_penalty():
     (problem,) = penalty_problems(SinhNumpyBackward.apply, torch.sinh, leaf(3))
     assert problem.startswith("second derivatives: the penalty's gradient is wrong")
     assert "NumPy" in problem
+
+
+def test_a_once_differentiable_backward_is_named_among_the_causes():
+    class SinhOnce(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return torch.sinh(x)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return grad_output * torch.cosh(x)
+
+    (problem,) = penalty_problems(SinhOnce.apply, torch.sinh, leaf(3))
+    assert problem.startswith("second derivatives")
+    assert "once_differentiable" in problem and ".detach()" in problem
 
 
 def test_a_wrong_first_derivative_is_reported_first():

@@ -136,8 +136,9 @@ def penalty_problems(function, reference, x):
             "second derivatives: the penalty's gradient is wrong without an error"
             + ("" if torch.allclose(got, right) else f" ({_rounded(got)}, right {_rounded(right)})")
             + "; first derivatives are right, so backward computes with a tensor autograd "
-            "cannot trace to x (kept on ctx, an intermediate from forward, or NumPy): save "
-            "inputs or outputs and recompute the rest inside backward"
+            "cannot trace to x (kept on ctx, an intermediate computed in forward or "
+            "setup_context, a .detach(), NumPy, or a backward under @once_differentiable): "
+            "save inputs or outputs and recompute the rest inside backward"
         ]
     return []
 
