@@ -126,9 +126,42 @@ def test_a_forward_without_return_is_caught():
 
 
 def test_a_hidden_intermediate_fails_only_the_second_order():
-    (problem,) = find_problems(HiddenIntermediate, square, leaf(3))
-    assert problem.startswith("second derivatives")
-    assert "kept on ctx" in problem
+    kept, second = find_problems(HiddenIntermediate, square, leaf(3))
+    assert kept.startswith("tensors kept on ctx as attributes (doubled)")
+    assert second.startswith("second derivatives")
+    assert "kept on ctx" in second
+
+
+class ReluMasksInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        grad_out[x < 0] = 0  # writes into autograd's tensor
+        return grad_out
+
+
+class SquareKeptOnCtx(Square):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.kept = x  # an input as an attribute: gradcheck cannot see it
+        ctx.save_for_backward(x)
+        return x**2
+
+
+def test_a_write_into_grad_output_is_named():
+    x = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    problems = find_problems(ReluMasksInPlace, torch.relu, x)
+    assert any("writes into grad_output" in p for p in problems)
+
+
+def test_a_tensor_kept_on_ctx_is_named():
+    (problem,) = find_problems(SquareKeptOnCtx, torch.square, leaf(3))
+    assert problem.startswith("tensors kept on ctx as attributes (kept)")
 
 
 def test_a_missing_gradient_is_explained():

@@ -43,6 +43,7 @@ def find_problems(function_class, reference, *inputs):
     forward_problem = _forward_problem(function_class, reference, inputs)
     if forward_problem:
         return problems + [forward_problem]
+    problems += _state_problems(function_class, inputs)
     first_order = _check_problem(gradcheck, function_class.apply, inputs)
     if first_order:
         _, description = first_order
@@ -72,6 +73,40 @@ def _forward_problem(function_class, reference, inputs):
     except AssertionError:
         return "forward does not compute the same values as the reference"
     return None
+
+
+def _state_problems(function_class, inputs):
+    """Tensors kept on ctx as attributes, and a backward that writes into its grad_output.
+
+    Neither shows in gradcheck: both give right first derivatives on a simple loss."""
+    problems = []
+    output = function_class.apply(*inputs)  # _forward_problem has run it without error
+    if isinstance(output, (tuple, list)):
+        output = next((o for o in output if isinstance(o, torch.Tensor)), None)
+    if output is None or output.grad_fn is None:
+        return problems
+    kept = sorted(name for name, value in vars(output.grad_fn).items()
+                  if isinstance(value, torch.Tensor))
+    if kept:
+        problems.append(
+            f"tensors kept on ctx as attributes ({', '.join(kept)}): they escape the in-place "
+            "check and saved-tensor hooks, and one computed in forward has no history for a "
+            "second backward; save inputs or outputs with ctx.save_for_backward, recompute "
+            "the rest in backward"
+        )
+    grad_output = torch.rand_like(output) + 0.5
+    sent = grad_output.clone()
+    try:
+        torch.autograd.grad(output, inputs, grad_output, allow_unused=True)
+    except Exception:
+        return problems  # gradcheck reports a backward that raises
+    if not torch.equal(grad_output, sent):
+        problems.append(
+            "backward writes into grad_output, a tensor autograd may also pass to other "
+            "branches of the graph: compute a new tensor instead (grad_output * mask, "
+            "grad_output.clone())"
+        )
+    return problems
 
 
 def _check_problem(check, function, inputs):
