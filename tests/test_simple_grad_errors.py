@@ -96,3 +96,24 @@ def test_only_a_scalar_can_be_expanded(quiet):
     a = vector("a", 1.0, 2.0)
     with pytest.raises(ValueError, match=r"a\.expand\(2, 3\): only a scalar.*\(2,\).*a\.sum\(\)"):
         a.expand((2, 3))
+
+
+@pytest.mark.timeout(10)
+def test_two_values_cannot_share_a_name(quiet):
+    # gradients are filed by name: a leaf named like a fresh name, or two leaves
+    # named alike, would silently share one gradient (x * x gave 3 instead of 2)
+    with pytest.raises(ValueError, match=r"'v0' is the form of the engine's own"):
+        vector("v0", 1.0, 1.0, 1.0)
+    vector("a", 1.0)
+    with pytest.raises(ValueError, match=r"'a' is already in use on this tape"):
+        vector("a", 2.0)
+    reset_tape()
+    vector("a", 3.0)  # a new tape: the name is free again
+
+
+@pytest.mark.timeout(10)
+def test_desired_results_may_come_from_a_generator(quiet):
+    a, b = vector("a", 1.0, 2.0), vector("b", 3.0, 4.0)
+    L = (a * b).sum()
+    gradients = grad(L, (x for x in (a, b)))
+    assert [g.value.tolist() for g in gradients] == [[3.0, 4.0], [1.0, 2.0]]

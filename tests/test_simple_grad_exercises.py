@@ -76,6 +76,9 @@ def test_check_square_names_each_mistake(tape_chapter):
     assert "first gradient is wrong" in says(check, square_with(lambda g, x: g * x))
     off_tape = square_with(lambda g, x: Variable(g.value * 2 * x.value))
     assert "cannot be differentiated" in says(check, off_tape)
+    raw_tensor = square_with(lambda g, x: g.value * 2 * x.value)
+    assert "propagate returned a Tensor" in says(check, raw_tensor)
+    assert "the multiplication's (x * x)" in says(check, lambda x: x * x)
     assert "Correct" in says(check, ns["operator_square"])
 
 
@@ -110,7 +113,27 @@ def test_check_two_outputs_names_each_mistake(known_zeros_chapter):
     check = ns["check_two_outputs"]
     no_none_check = two_outputs_with(lambda dL_dr, dL_ds, x: dL_dr * (x + x) + dL_ds + dL_ds)
     assert "grad fails inside your propagate" in says(check, no_none_check)
-    assert "builds a tensor of zeros" in says(check, two_outputs_with(zeros_for_none))
+    assert "does work for the None" in says(check, two_outputs_with(zeros_for_none))
+
+    def zeros_to_start(dL_dr, dL_ds, x):  # skips None, but adds into zeros
+        total = Variable(torch.zeros_like(x.value))
+        if dL_dr is not None:
+            total = total + dL_dr * (x + x)
+        if dL_ds is not None:
+            total = total + (dL_ds + dL_ds)
+        return total
+
+    assert "does work for the None" in says(check, two_outputs_with(zeros_to_start))
+
+    def off_tape(dL_dr, dL_ds, x):  # skips None, but computes on .value
+        terms = []
+        if dL_dr is not None:
+            terms.append(dL_dr.value * 2 * x.value)
+        if dL_ds is not None:
+            terms.append(dL_ds.value * 2)
+        return Variable(sum(terms))
+
+    assert "cannot be differentiated" in says(check, two_outputs_with(off_tape))
     wrong = two_outputs_with(
         lambda dL_dr, dL_ds, x: dL_ds if dL_dr is None else dL_dr * x
     )
@@ -264,6 +287,21 @@ def test_check_backward_pass_names_each_mistake(compiler_chapter):
         check, last_contribution_only
     )
     assert "it fails" in says(check, with_torch_autograd)
+
+    def sum_without_expand(forward):
+        # the solution with sum's rule forgetting the expand: a 0-d gradient, which
+        # torch.allclose would broadcast against the right [15, 15, 15]
+        backward = backward_pass(forward)
+        for node in list(backward.graph.nodes):
+            if node.target is aten.expand.default and node.args[1] == [3]:
+                if node.args[0].target is aten.ones_like.default:
+                    continue  # the seed's expand of the loss is not sum's rule here
+                node.replace_all_uses_with(node.args[0])
+                backward.graph.erase_node(node)
+        backward.recompile()
+        return backward
+
+    assert "has shape (), not (3,)" in says(check, sum_without_expand)
     assert "Correct" in says(check, backward_pass)
 
 
@@ -297,3 +335,19 @@ def test_compiled_backwards_checkers_name_their_mistakes():
         return run
 
     assert "run.cache should hold" in says(check_dispatcher, without_cache)
+
+    def specialising_every_call(backward):
+        # keeps a cache of the right size, but builds each graph again on every call
+        names = [n.name for n in backward.graph.find_nodes(op="placeholder")]
+        cache = {}
+
+        def run(*inputs):
+            pattern = frozenset(name for name, x in zip(names, inputs) if x is None)
+            cache[pattern] = specialise(backward, pattern)
+            return cache[pattern](*inputs)
+
+        run.cache = cache
+        return run
+
+    assert "was built again" in says(check_dispatcher, specialising_every_call)
+    assert "Correct" in says(check_dispatcher, ns["make_dispatcher"])

@@ -11,6 +11,7 @@ import torch
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
 _next_index = 0  # the number in the next fresh name
+_names_given = set()  # names chosen by the caller since the last reset_tape()
 
 
 def fresh_name() -> str:
@@ -52,6 +53,7 @@ def reset_tape():
     """Forget every recorded operation and start the names again at v0."""
     global _next_index, _tape_epoch
     gradient_tape.clear()
+    _names_given.clear()
     _next_index = 0
     _tape_epoch += 1
 
@@ -62,7 +64,11 @@ class Variable:
     def __init__(self, value: torch.Tensor, name: Optional[str] = None):
         _require_tensor(value)
         self.value = value
-        self.name = name or fresh_name()
+        if name is None:
+            name = fresh_name()
+        else:
+            _require_new_name(name)  # gradients are filed by name
+        self.name = name
         # for the engine's checks: an input? made on which tape?
         self.is_leaf = False  # True only for values made by Variable.constant
         self.epoch = _tape_epoch
@@ -134,6 +140,8 @@ def grad(
     L: Variable, desired_results: Sequence[Variable]
 ) -> List[Optional[Variable]]:
     """dL/dX for each X in desired_results; None where L does not use X."""
+    if not isinstance(desired_results, Variable):
+        desired_results = list(desired_results)  # a generator is read once
     _require_loss_and_results(L, desired_results)
     # dL_d[name] is dL/d(name) so far; the walk starts from dL/dL = 1
     dL_d: Dict[str, Variable] = {L.name: Variable(torch.ones_like(L.value))}
@@ -176,6 +184,20 @@ def _require_tensor(value):
             f"a Variable wraps a torch.Tensor, not a {type(value).__name__}: "
             f"pass torch.tensor({value!r}) instead."
         )
+
+
+def _require_new_name(name):
+    # two values with one name would share one gradient, silently
+    fresh = name[:1] == "v" and name[1:].isdigit()
+    if fresh or name in _names_given:
+        raise ValueError(
+            f"the name {name!r} is "
+            + ("the form of the engine's own names (v0, v1, ...)" if fresh
+               else "already in use on this tape")
+            + ": the tape files gradients by name, so two values with one "
+            "name would share one gradient. Choose another name."
+        )
+    _names_given.add(name)
 
 
 def _require_variables(where, *values):
