@@ -12,14 +12,28 @@
   const naturalWidth = (graph) =>
     graph.tagName === "IMG" ? graph.naturalWidth : graph.width.baseVal.value;
 
-  function update(graph, button) {
-    const box = graph.parentElement;
-    const full = box.classList.contains("graph-full-size");
-    const scaled = naturalWidth(graph) > graph.getBoundingClientRect().width + 1;
-    button.hidden = !(full || (scaled && NARROW.matches));
-    button.textContent = full ? LABELS.full : LABELS.fit;
-    button.setAttribute("aria-pressed", String(full));
+  const parts = new Map(); // box -> {graph, button}
+
+  // Every size is read before any button changes: reading a size after a change would make
+  // the browser lay the whole page out again, once per graph (issue 27: on a long page that
+  // blocked the main thread for tenths of a second on Lighthouse's slow phone).
+  function update(boxes) {
+    const states = boxes.map((box) => {
+      const { graph, button } = parts.get(box);
+      const full = box.classList.contains("graph-full-size");
+      const scaled = naturalWidth(graph) > graph.getBoundingClientRect().width + 1;
+      return { button, full, scaled };
+    });
+    for (const { button, full, scaled } of states) {
+      button.hidden = !(full || (scaled && NARROW.matches));
+      button.textContent = full ? LABELS.full : LABELS.fit;
+      button.setAttribute("aria-pressed", String(full));
+    }
   }
+
+  // Called once for each box after its first layout (and again when its size changes, as when
+  // an image arrives or the window turns): no size is read before the page is laid out.
+  const observer = new ResizeObserver((entries) => update(entries.map((entry) => entry.target)));
 
   function offerFullSize(graph) {
     const box = graph.parentElement;
@@ -27,16 +41,14 @@
     const button = document.createElement("button");
     button.type = "button";
     button.className = "graph-size-button";
+    button.hidden = true;
     button.addEventListener("click", () => {
       box.classList.toggle("graph-full-size");
-      update(graph, button);
+      update([box]);
     });
     box.prepend(button);
-    update(graph, button);
-    new ResizeObserver(() => update(graph, button)).observe(box);
-    if (graph.tagName === "IMG" && !graph.complete) {
-      graph.addEventListener("load", () => update(graph, button));
-    }
+    parts.set(box, { graph, button });
+    observer.observe(box);
   }
 
   document.querySelectorAll(GRAPHS).forEach(offerFullSize);
