@@ -266,3 +266,68 @@ def test_penalty_problems_refuses_float32_and_non_functions():
         penalty_problems(torch.sinh, torch.sinh, torch.rand(3, requires_grad=True))
     with pytest.raises(TypeError, match="reference function"):
         penalty_problems(torch.sinh, None, leaf(3))
+
+
+# In-place forwards: find_problems works on copies and names a missing mark_dirty
+
+
+class DoubleInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)  # the mistake under test: no ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return 2 * grad_out
+
+
+class DoubleInPlaceMarked(DoubleInPlace):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+
+def double(x):
+    return 2 * x
+
+
+def test_the_callers_input_is_left_unchanged():
+    x = leaf(3)
+    before = x.detach().clone()
+    find_problems(DoubleInPlace, double, x)
+    find_problems(DoubleInPlaceMarked, double, x)
+    assert torch.equal(x.detach(), before)
+
+
+def test_a_missing_mark_dirty_is_named():
+    (problem,) = find_problems(DoubleInPlace, double, leaf(3))
+    assert problem.startswith("forward changes its input in place without ctx.mark_dirty")
+
+
+def test_a_marked_in_place_function_has_no_problems():
+    assert find_problems(DoubleInPlaceMarked, double, leaf(3)) == []
+
+
+class Relu(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * (x > 0)
+
+
+def test_an_input_at_a_kink_is_named_as_the_likely_cause():
+    # finite differences at 0 give 0.5, the mean of the slopes on both sides
+    at_kink = torch.tensor([-1.0, 0.0, 1.0], dtype=torch.float64, requires_grad=True)
+    (problem,) = find_problems(Relu, torch.relu, at_kink)
+    assert problem.startswith("first derivatives: they disagree with finite differences")
+    assert "agrees with the reference's gradient" in problem
+    away = torch.tensor([-1.0, 0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    assert find_problems(Relu, torch.relu, away) == []

@@ -20,9 +20,12 @@ def find_problems(function_class, reference, *inputs):
     """Return a list of plain-words problems with ``function_class``; an empty list means none found.
 
     ``reference`` computes the same mathematical function with ordinary PyTorch operations, and
-    ``inputs`` are float64 tensors that require grad. The checks run in order: both methods are
-    static, forward agrees with ``reference``, ``gradcheck``, then ``gradgradcheck``. A failing
-    step stops the later ones, since their verdicts would only repeat it.
+    ``inputs`` are float64 tensors that require grad; the checks run on copies, so they are never
+    changed. The checks run in order: both methods are static, an in-place forward marks its
+    input dirty, forward agrees with ``reference``, ``gradcheck``, then ``gradgradcheck``. A
+    failing step stops the later ones, since their verdicts would only repeat it. ``gradcheck``
+    compares with finite differences, which are wrong where the derivative jumps: test such points
+    against the reference's gradient instead.
     """
     if not (isinstance(function_class, type) and issubclass(function_class, torch.autograd.Function)):
         raise TypeError(
@@ -40,15 +43,26 @@ def find_problems(function_class, reference, *inputs):
         for name in ("forward", "backward")
         if not isinstance(inspect.getattr_static(function_class, name, None), staticmethod)
     ]
-    forward_problem = _forward_problem(function_class, reference, inputs)
+    # Copies, so that a forward that writes into its input never changes the caller's tensors.
+    inputs = tuple(x.detach().clone().requires_grad_() for x in inputs)
+    in_place_problem, function = _in_place(function_class, inputs)
+    if in_place_problem:
+        return problems + [in_place_problem]
+    forward_problem = _forward_problem(function, reference, inputs)
     if forward_problem:
         return problems + [forward_problem]
-    problems += _state_problems(function_class, inputs)
-    first_order = _check_problem(gradcheck, function_class.apply, inputs)
+    problems += _state_problems(function, inputs)
+    first_order = _check_problem(gradcheck, function, inputs)
     if first_order:
-        _, description = first_order
+        disagrees, description = first_order
+        if disagrees and _agrees_with_reference_gradient(function, reference, inputs):
+            description += (
+                ", but backward agrees with the reference's gradient: an input where the "
+                "derivative jumps (finite differences there average the slopes on both sides)? "
+                "check such points against the reference's gradient, not with gradcheck"
+            )
         return problems + [f"first derivatives: {description}"]
-    second_order = _check_problem(gradgradcheck, function_class.apply, inputs)
+    second_order = _check_problem(gradgradcheck, function, inputs)
     if second_order:
         disagrees, description = second_order
         if disagrees:
@@ -61,9 +75,49 @@ def find_problems(function_class, reference, *inputs):
     return problems
 
 
-def _forward_problem(function_class, reference, inputs):
+def _in_place(function_class, inputs):
+    """(a problem or None, the function the later checks call).
+
+    Forward runs on copies that are not leaves, since in place on a leaf that requires grad
+    raises; a copy whose version counter moved was changed in place. A marked in-place Function
+    is then checked through ``apply`` on fresh copies, as a reader would call it."""
+    copies = [x.clone() for x in inputs]
     try:
-        output = function_class.apply(*inputs)
+        output = function_class.apply(*copies)
+    except Exception:
+        return None, function_class.apply  # _forward_problem reports the error
+    changed = [copy for copy in copies if copy._version > 0]
+    if not changed:
+        return None, function_class.apply
+    outputs = output if isinstance(output, (tuple, list)) else (output,)
+    if not all(any(o is copy for o in outputs) for copy in changed):
+        return (
+            "forward changes its input in place without ctx.mark_dirty (or without returning "
+            "that input): autograd still treats the input as unchanged, so gradients through "
+            "it are silently wrong; call ctx.mark_dirty on it and return it"
+        ), None
+
+    def apply_to_copies(*tensors):
+        return function_class.apply(*(tensor.clone() for tensor in tensors))
+
+    return None, apply_to_copies
+
+
+def _agrees_with_reference_gradient(function, reference, inputs):
+    try:
+        got = torch.autograd.grad(function(*inputs).sum(), inputs, allow_unused=True)
+        right = torch.autograd.grad(reference(*inputs).sum(), inputs, allow_unused=True)
+    except Exception:
+        return False
+    return all(
+        (g is None and r is None) or (g is not None and r is not None and torch.allclose(g, r))
+        for g, r in zip(got, right)
+    )
+
+
+def _forward_problem(function, reference, inputs):
+    try:
+        output = function(*inputs)
     except Exception as error:
         return f"forward raised {_describe(error)}"
     if output is None:
@@ -75,12 +129,12 @@ def _forward_problem(function_class, reference, inputs):
     return None
 
 
-def _state_problems(function_class, inputs):
+def _state_problems(function, inputs):
     """Tensors kept on ctx as attributes, and a backward that writes into its grad_output.
 
     Neither shows in gradcheck: both give right first derivatives on a simple loss."""
     problems = []
-    output = function_class.apply(*inputs)  # _forward_problem has run it without error
+    output = function(*inputs)  # _forward_problem has run it without error
     if isinstance(output, (tuple, list)):
         output = next((o for o in output if isinstance(o, torch.Tensor)), None)
     if output is None or output.grad_fn is None:
