@@ -75,13 +75,18 @@ def test_median_time_measures_and_checks_its_arguments():
 
 
 class FakeClock:
-    """perf_counter that advances by what the candidate being timed 'costs'."""
+    """perf_counter that advances by what the candidate being timed 'costs'; ``cpu`` is the
+    thread_time beside it, which gets ``cpu_share`` of that (1: the thread ran alone)."""
 
-    def __init__(self):
+    def __init__(self, cpu_share=1.0):
         self.now = 0.0
+        self.cpu_share = cpu_share
 
     def __call__(self):
         return self.now
+
+    def cpu(self):
+        return self.now * self.cpu_share
 
     def costs(self, *seconds):
         """A candidate whose calls take these durations in turn, repeating."""
@@ -92,11 +97,15 @@ class FakeClock:
         return candidate
 
 
+def install_clock(monkeypatch, fake):
+    monkeypatch.setattr(timing.time, "perf_counter", fake)
+    monkeypatch.setattr(timing.time, "thread_time", fake.cpu)
+    return fake
+
+
 @pytest.fixture
 def clock(monkeypatch):
-    fake = FakeClock()
-    monkeypatch.setattr(timing.time, "perf_counter", fake)
-    return fake
+    return install_clock(monkeypatch, FakeClock())
 
 
 def test_a_clear_difference_is_reported_as_a_ratio(clock):
@@ -120,8 +129,9 @@ def test_a_difference_inside_the_spread_is_not_reported_as_one(clock):
         baseline="modules", rounds=8, warmup=0, block_seconds=0,
     )
     assert result.verdict("fused") == timing.NO_DIFFERENCE
-    # Both verdicts read the same to nbval, so a verdict that flips between runs cannot fail it.
+    # All verdicts read the same to nbval, so a verdict that flips between runs cannot fail it.
     assert sanitize(timing.NO_DIFFERENCE) == sanitize(format_ratio(1.3))
+    assert sanitize(timing.BUSY) == sanitize(format_ratio(1.3))
 
 
 def test_rounds_are_interleaved_and_threads_restored(clock):
@@ -171,14 +181,31 @@ def test_a_sample_is_a_block_of_calls_with_the_gc_off(clock):
     assert gc.isenabled()  # and it is back on afterwards
 
 
-def test_the_ratio_is_the_ratio_of_the_medians(clock):
+def test_the_ratio_is_the_median_of_the_round_by_round_ratios(clock):
+    """Round by round the ratios are 9, 3, 6 and 2.25: median 4.5, IQR 2.81 to 6.75. The ratio
+    of the two medians (0.075 / 0.010 = 7.5) would lie outside the spread printed beside it."""
     result = compare_times(
-        {"base": clock.costs(0.010, 0.010, 0.020, 0.010),
-         "other": clock.costs(0.030, 0.020, 0.030, 0.030)},
+        {"base": clock.costs(0.010, 0.010, 0.010, 0.040),
+         "other": clock.costs(0.090, 0.030, 0.060, 0.090)},
         baseline="base", rounds=4, warmup=0, block_seconds=0,
     )
-    assert result.ratio_of_medians("other") == pytest.approx(3.0)
-    assert result.verdict("other") == "~3x"
+    low, _, high = result.ratio_quartiles("other")
+    assert result.ratio("other") == pytest.approx(4.5)
+    assert low <= result.ratio("other") <= high
+    assert result.verdict("other") == "~4.5x"
+
+
+def test_no_verdict_when_other_processes_took_the_core(monkeypatch):
+    """A thread that got 60 % of the wall time it was timed for: a clear 3x is not reported."""
+    clock = install_clock(monkeypatch, FakeClock(cpu_share=0.6))
+    result = compare_times(
+        {"modules": clock.costs(0.010), "fused": clock.costs(0.030)},
+        baseline="modules", rounds=4, warmup=0, block_seconds=0,
+    )
+    assert result.cpu_share() == pytest.approx(0.6)
+    assert result.busy()
+    assert result.verdict("fused") == timing.BUSY
+    assert "vs modules: ~(measured)x" in sanitize(result.report())
 
 
 def test_cpu_share_is_about_one_when_the_thread_runs_alone():

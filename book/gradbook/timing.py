@@ -10,10 +10,12 @@ tests/sanitize.cfg rewrites exactly the numbers written that way (and the verdic
 clock to resolve it (``block_seconds``), timed with Python's garbage collector off; the
 candidates' samples are interleaved round by round, on a fixed number of threads. A
 candidate's time is the median over rounds, with the interquartile range (IQR); a ratio is the
-ratio of the medians, printed with the IQR of the round-by-round ratios, and reported only
-when that IQR excludes 1. The thread's CPU time is recorded beside the wall time: on a quiet
-machine the two are equal, and a CPU/wall share well below 1 says that other processes took
-the core, so the figures are not to be trusted.
+median of the round-by-round ratios, printed with their IQR (so the figure lies inside its
+spread), and reported only when that IQR excludes 1. The thread's CPU time is recorded beside
+the wall time: on a quiet machine the two are equal, and a CPU/wall share below
+``MIN_CPU_SHARE`` says that other processes took the core, so no ratio is reported at all.
+The share cannot see a process on another core that slows this one through shared memory
+bandwidth or clock frequency: one run's IQR is not the spread between runs.
 """
 import gc
 import math
@@ -52,6 +54,10 @@ def format_ratio(ratio):
 
 
 NO_DIFFERENCE = "~no measurable difference"
+BUSY = "~not measured, the machine was busy"
+
+# Below this share of CPU time over wall time, other processes took the core while we timed.
+MIN_CPU_SHARE = 0.9
 
 
 class Comparison:
@@ -72,16 +78,24 @@ class Comparison:
         pairs = zip(self.samples[name], self.samples[self.baseline])
         return _quartiles([seconds / base for seconds, base in pairs])
 
-    def ratio_of_medians(self, name):
-        """``name``'s median time over the baseline's."""
-        return statistics.median(self.samples[name]) / statistics.median(
-            self.samples[self.baseline])
+    def ratio(self, name):
+        """The median of ``name``'s round-by-round ratios to the baseline: the statistic whose
+        IQR ``ratio_quartiles`` gives (a ratio of the two medians can fall outside it)."""
+        return self.ratio_quartiles(name)[1]
+
+    def busy(self):
+        """True when this thread got less than MIN_CPU_SHARE of the wall time it was timed for."""
+        share = self.cpu_share()
+        return share is not None and share < MIN_CPU_SHARE
 
     def verdict(self, name):
-        """'~1.84x' (the ratio of the medians), or NO_DIFFERENCE when the interquartile range of
-        the round-by-round ratios contains 1: a difference inside the spread is not measured."""
-        low, _, high = self.ratio_quartiles(name)
-        return NO_DIFFERENCE if low <= 1 <= high else format_ratio(self.ratio_of_medians(name))
+        """'~1.84x' (the median round-by-round ratio); NO_DIFFERENCE when the interquartile range
+        of those ratios contains 1, since a difference inside the spread is not measured; BUSY
+        when other processes took the core (``busy``), whatever the ratio."""
+        if self.busy():
+            return BUSY
+        low, median, high = self.ratio_quartiles(name)
+        return NO_DIFFERENCE if low <= 1 <= high else format_ratio(median)
 
     def cpu_share(self):
         """Thread CPU time over wall time, all samples together: about 1 on a quiet machine."""
