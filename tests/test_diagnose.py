@@ -331,3 +331,10 @@ def test_an_input_at_a_kink_is_named_as_the_likely_cause():
     assert "agrees with the reference's gradient" in problem
     away = torch.tensor([-1.0, 0.5, 1.0], dtype=torch.float64, requires_grad=True)
     assert find_problems(Relu, torch.relu, away) == []
+
+
+def test_the_callers_random_state_is_left_unchanged():
+    x = leaf(3)
+    state = torch.random.get_rng_state()
+    find_problems(HiddenIntermediate, square, x)  # gradgradcheck draws random gradients
+    assert torch.equal(torch.random.get_rng_state(), state)

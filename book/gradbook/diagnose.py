@@ -17,6 +17,16 @@ _HINTS = (
 
 
 def find_problems(function_class, reference, *inputs):
+    """Return a list of plain-words problems with ``function_class`` (see ``_find_problems``).
+
+    The checks draw random numbers (gradgradcheck's incoming gradients, a probe's); the caller's
+    random state is restored afterwards, so a notebook's later random inputs do not depend on
+    whether it ran the checker."""
+    with torch.random.fork_rng(devices=[]):
+        return _find_problems(function_class, reference, *inputs)
+
+
+def _find_problems(function_class, reference, *inputs):
     """Return a list of plain-words problems with ``function_class``; an empty list means none found.
 
     ``reference`` computes the same mathematical function with ordinary PyTorch operations, and
