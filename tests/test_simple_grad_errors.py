@@ -117,3 +117,23 @@ def test_desired_results_may_come_from_a_generator(quiet):
     L = (a * b).sum()
     gradients = grad(L, (x for x in (a, b)))
     assert [g.value.tolist() for g in gradients] == [[3.0, 4.0], [1.0, 2.0]]
+
+
+@pytest.mark.timeout(10)
+def test_a_kept_leaf_cannot_meet_a_new_value_with_its_name(quiet):
+    # reset_tape() frees the names given, but a leaf kept across it still has
+    # its name: a new leaf "a" (or a fresh v0) beside it would share its
+    # gradient, and grad(a_old * a_new) gave [11, 22] instead of [10, 20]
+    a_old = vector("a", 1.0, 2.0)
+    reset_tape()
+    a_new = vector("a", 10.0, 20.0)
+    with pytest.raises(ValueError, match=r"two different values are named 'a'.*reset_tape\(\)"):
+        a_old * a_new
+    with pytest.raises(ValueError, match=r"grad: two different values are named 'a'"):
+        grad((a_new * a_new).sum(), [a_old])
+    reset_tape()
+    unnamed_old = Variable.constant(torch.tensor([1.0, 2.0], dtype=torch.float64))
+    assert unnamed_old.name == "v0"
+    reset_tape()
+    with pytest.raises(ValueError, match=r"two different values are named 'v0'"):
+        unnamed_old * unnamed_old  # its result would be the new tape's v0

@@ -6,12 +6,15 @@ book/simple_grad_1_tape.ipynb, where it is explained; edit the chapter, then run
 """
 
 import contextlib
+import weakref
 
 import torch
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
 _next_index = 0  # the number in the next fresh name
 _names_given = set()  # names chosen by the caller since the last reset_tape()
+# name -> the one Variable with that name on this tape (weak: keeps nothing alive)
+_value_named = weakref.WeakValueDictionary()
 
 
 def fresh_name() -> str:
@@ -54,6 +57,7 @@ def reset_tape():
     global _next_index, _tape_epoch
     gradient_tape.clear()
     _names_given.clear()
+    _value_named.clear()
     _next_index = 0
     _tape_epoch += 1
 
@@ -69,6 +73,7 @@ class Variable:
         else:
             _require_new_name(name)  # gradients are filed by name
         self.name = name
+        _require_one_value_per_name("a new value", self)
         # for the engine's checks: an input? made on which tape?
         self.is_leaf = False  # True only for values made by Variable.constant
         self.epoch = _tape_epoch
@@ -200,7 +205,7 @@ def _require_new_name(name):
     _names_given.add(name)
 
 
-def _require_variables(where, *values):
+def _require_variables(where, *values, claim_names=True):
     for value in values:
         if not isinstance(value, Variable):
             raise TypeError(
@@ -209,6 +214,23 @@ def _require_variables(where, *values):
                 "value is invisible to the tape): wrap it with "
                 "Variable.constant(...) first."
             )
+        if claim_names:
+            _require_one_value_per_name(where, value)
+
+
+def _require_one_value_per_name(where, value, claim=True):
+    # a leaf kept across reset_tape() can meet a new value with its name (a
+    # new leaf "a", or a fresh v0): refuse, or both would share one gradient
+    holder = _value_named.get(value.name)
+    if holder is None and claim:
+        _value_named[value.name] = value
+    elif holder is not None and holder is not value:
+        raise ValueError(
+            f"{where}: two different values are named {value.name!r} on "
+            "this tape, and the tape files gradients by name. One was made "
+            "before the last reset_tape(): make it again after "
+            "reset_tape(), or give the other a new name."
+        )
 
 
 def _require_pointwise_operands(operator, lhs, rhs):
@@ -241,7 +263,7 @@ def _require_loss_and_results(L, desired_results):
             "grad takes a list of Variables: write grad(L, "
             f"[{desired_results.name}])."
         )
-    _require_variables("grad", L, *desired_results)
+    _require_variables("grad", L, *desired_results, claim_names=False)
     if L.value.dim() != 0:
         raise ValueError(
             f"grad needs a scalar loss, and {L.name} has shape "
@@ -264,6 +286,7 @@ def _require_loss_and_results(L, desired_results):
                 "compute it again "
                 "after reset_tape(), with the engine's operators."
             )
+        _require_one_value_per_name("grad", x, claim=False)
 
 
 def operator_add(lhs: Variable, rhs: Variable) -> Variable:
