@@ -134,6 +134,14 @@ def test_check_two_outputs_names_each_mistake(known_zeros_chapter):
         return Variable(sum(terms))
 
     assert "cannot be differentiated" in says(check, two_outputs_with(off_tape))
+
+    def factored(dL_dr, dL_ds, x):  # 2 (dL_dr x + dL_ds), skipping each None
+        u = None if dL_dr is None else dL_dr * x
+        if dL_ds is not None:
+            u = dL_ds if u is None else u + dL_ds
+        return u + u
+
+    assert "Correct" in says(check, two_outputs_with(factored))
     wrong = two_outputs_with(
         lambda dL_dr, dL_ds, x: dL_ds if dL_dr is None else dL_dr * x
     )
