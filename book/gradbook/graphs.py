@@ -229,7 +229,9 @@ def draw_tape(
     labelled ``dL/dx = v6``, with ``loss`` as L. ``phases`` is a list of (name, start, end)
     ranges of tape positions; each phase name gets its own fill and border. The positions in
     ``unneeded`` are greyed out. ``show_captured`` also draws, with a red dashed edge, every
-    Variable an entry's backward rule keeps that is on no drawn entry: an orphaned value.
+    Variable an entry's backward rule keeps that is neither an input nor an output of that
+    entry: an orphaned value, whose path the second backward cannot follow (once a backward
+    has run, other entries may read it, so the test is per entry, not per tape).
     ``compact`` packs a large tape tighter, with "mul" for "operator_mul" in the boxes.
     ``max_width`` (in points, as the SVG's width) scales a wider drawing down to that width, so
     that it fits a page's column; a narrower drawing keeps its size.
@@ -322,10 +324,11 @@ def draw_tape(
                       "needed": position not in unneeded})
         if show_captured:
             for variable, kept in captured_by(entry).items():
-                if _is_variable(kept) and kept.name not in names_on_tape:
+                declared = entry.inputs + entry.outputs
+                if _is_variable(kept) and kept.name not in declared:
                     orphan = f"orphan{len(orphans)}"
                     shown = variable if variable == kept.name else f"{variable} = {kept.name}"
-                    dot.node(orphan, label=f"{shown}\n(kept, on no entry)",
+                    dot.node(orphan, label=f"{shown}\n(kept, not declared)",
                              shape="ellipse", **CAPTURED_STYLE)
                     dot.edge(node, orphan, label="captured", arrowhead="none", fontsize="12",
                              **CAPTURED_STYLE)
@@ -347,7 +350,7 @@ def draw_tape(
     for orphan in orphans:
         sentences.append(
             f"Entry #{orphan['position']} keeps {orphan['variable']} = {orphan['name']}, "
-            "which no entry reads or writes (red, dashed)."
+            "which is neither an input nor an output of that entry (red, dashed)."
         )
     graph = Graph(svg, node_count=len(entries) + len(values) + len(orphans),
                   description=" ".join(sentences))
