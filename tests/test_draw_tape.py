@@ -176,10 +176,29 @@ def test_an_orphaned_captured_value_is_drawn_beside_the_output():
     graph = draw_tape(gradient_tape, show_captured=True)
     assert graph.orphans == [{"position": 0, "variable": "t", "name": t.name}]
     assert graph.node_count == 1 + 2 + 1
-    assert f"keeps t = {t.name}, which no entry reads or writes" in graph.description
+    assert f"keeps t = {t.name}, which is neither an input nor an output" in graph.description
     assert 'stroke="#cd0000"' in graph.svg  # red3
     plain = draw_tape(gradient_tape)
     assert plain.orphans == [] and plain.node_count == 3
+
+
+def test_an_orphan_is_still_found_after_a_backward_reads_it():
+    # the first backward records entries that read t, so "on no entry of the
+    # tape" would give a false all-clear; t is still undeclared by entry #0
+    with quiet_trace():
+        reset_tape()
+        a = Variable.constant(torch.tensor([1.0, 2.0]), name="a")
+        t = Variable(a.value * 2)  # made without an entry
+        r = Variable(a.value * t.value)
+
+        def propagate(dL_doutputs):
+            return [dL_doutputs[0] * t]
+
+        gradient_tape.append(TapeEntry(["a"], [r.name], propagate))
+        grad(r.sum(), [a])
+    assert any(t.name in entry.inputs for entry in gradient_tape[1:])
+    graph = draw_tape(gradient_tape, show_captured=True)
+    assert [orphan["name"] for orphan in graph.orphans] == [t.name]
 
 
 def test_a_captured_value_on_the_tape_is_no_orphan():
