@@ -15,6 +15,7 @@ is printed.
 import functools
 import gzip
 import http.server
+import io
 import json
 import os
 import statistics
@@ -47,8 +48,6 @@ class CompressingHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "max-age=600")
         self.end_headers()
-        import io
-
         return io.BytesIO(body)
 
     def log_message(self, *args):
