@@ -232,6 +232,7 @@ def test_check_why_none_and_check_none_at_top_name_their_mistakes(aggregate_chap
     for letter in "ACD":
         assert "Not that one." in says(ns["check_why_none"], letter)
     assert "one of the letters" in says(ns["check_why_none"], "E")
+    assert "Correct" in says(ns["check_why_none"], " b")  # lower case and spaces
     assert "propagate received a None" in says(ns["check_none_at_top"], ns["grad"])
 
 
