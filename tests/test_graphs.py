@@ -181,3 +181,17 @@ def test_draw_partition_refuses_graphs_of_two_partitions():
     _, backward = partition_graphs(default_partition)  # reads add, not handed over
     with pytest.raises(ValueError, match="pass the two graphs of one partition"):
         gradbook.draw_partition(forward, backward)
+
+
+def svg_height(graph):
+    return float(re.search(r'<svg[^>]* height="([0-9.]+)pt"', graph.svg).group(1))
+
+
+def test_a_smaller_rank_gap_draws_a_deep_graph_shorter():
+    x, out, grad_x = square_and_its_gradient()
+    default = draw_graph(grad_x, params={"x": x})
+    compact = draw_graph(grad_x, params={"x": x}, rank_gap=0.15)
+    assert compact.node_count == default.node_count
+    assert svg_height(compact) < 0.8 * svg_height(default)
+    with pytest.raises(TypeError, match="rank_gap must be a positive number"):
+        draw_graph(grad_x, rank_gap="0.15")

@@ -62,7 +62,7 @@ class Graph:
         return f"<graph with {self.node_count} nodes>"
 
 
-def draw_graph(outputs, params=None, show_saved=False, loose_saved_edges=False):
+def draw_graph(outputs, params=None, show_saved=False, loose_saved_edges=False, rank_gap=None):
     """Draw the autograd graph that produced ``outputs`` (a tensor or a tuple of tensors).
 
     ``params`` maps display names to tensors, as in ``torchviz.make_dot``; ``show_saved``
@@ -70,10 +70,14 @@ def draw_graph(outputs, params=None, show_saved=False, loose_saved_edges=False):
     the line from a node to a tensor it saved is dashed and does not take part in the layout:
     a saved tensor that is also a leaf then stays with the leaves at the top, instead of
     being pulled below the node that saved it (which can turn the drawing upside down).
+    ``rank_gap`` is the vertical gap between rows of nodes in inches (Graphviz's ``ranksep``,
+    0.5 by default): a smaller one keeps a deep, narrow graph within a phone's screen.
     The returned Graph's ``edges`` lists the drawn arrows as (from label, to label).
     """
     outputs = _check_outputs(outputs)
     params = _check_params(params)
+    if rank_gap is not None and not (isinstance(rank_gap, (int, float)) and rank_gap > 0):
+        raise TypeError(f"draw_graph: rank_gap must be a positive number of inches, got {rank_gap!r}.")
     _require_dot()
 
     import torchviz  # imported late so that a missing `dot` is reported first
@@ -91,6 +95,8 @@ def draw_graph(outputs, params=None, show_saved=False, loose_saved_edges=False):
         ]
     # An opaque background keeps black strokes readable on a dark page.
     dot.graph_attr["bgcolor"] = "white"
+    if rank_gap is not None:
+        dot.graph_attr["ranksep"] = str(rank_gap)
     svg = dot.pipe(format="svg", encoding="utf-8")
     graph = Graph(svg, node_count=len(names), description=describe(dot.body))
     graph.edges = _arrows(dot.body)
