@@ -244,7 +244,13 @@ def side_by_side_chapter():
 @pytest.mark.timeout(60)
 def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
     ns = side_by_side_chapter
-    assert "It fails" in says(ns["check_matmul"], ns["operator_matmul_wrong"])
+    assert "which side needs the transpose" in says(ns["check_matmul"], ns["operator_matmul_wrong"])
+
+    def calls_a_missing_method(A, B):
+        return A.t()  # Variable has no .t(): not a question of shapes
+
+    says_instead = says(ns["check_matmul"], calls_a_missing_method)
+    assert "AttributeError" in says_instead and "transpose" not in says_instead
     assert "First gradients are wrong" in says(ns["check_exp"], ns["operator_exp_wrong"])
     assert "should have the shape of c" in says(ns["check_grad_zeros"], ns["grad_zeros_wrong"])
 
