@@ -227,3 +227,17 @@ def test_a_wrapped_report_puts_the_verdict_on_its_own_line(clock):
     )
     lines = result.report(wrap=True).splitlines()
     assert len(lines) == 3 and lines[2].strip().startswith("vs modules: ~3x")
+
+
+def test_time_inside_measures_one_operator_and_names_the_ones_that_ran():
+    big = torch.ones(200_000, dtype=torch.float64)
+
+    def convert_and_add():
+        return big.to(torch.float32) + 1
+
+    inside = timing.time_inside(convert_and_add, "aten::_to_copy", repeat=3)
+    assert 0 < inside < 1
+    with pytest.raises(ValueError, match="'aten::nonexistent' did not run.*aten::add"):
+        timing.time_inside(convert_and_add, "aten::nonexistent")
+    with pytest.raises(TypeError, match="function to call"):
+        timing.time_inside(3, "aten::add")
