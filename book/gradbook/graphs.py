@@ -332,14 +332,22 @@ def draw_tape(
             for variable, kept in captured_by(entry).items():
                 declared = entry.inputs + entry.outputs
                 if _is_variable(kept) and kept.name not in declared:
-                    orphan = f"orphan{len(orphans)}"
-                    shown = variable if variable == kept.name else f"{variable} = {kept.name}"
-                    dot.node(orphan, label=f"{shown}\n(kept, not declared)",
-                             shape="ellipse", **CAPTURED_STYLE)
-                    dot.edge(node, orphan, label="captured", arrowhead="none", fontsize="12",
-                             **CAPTURED_STYLE)
                     orphans.append({"position": position, "variable": variable,
                                     "name": kept.name})
+    drawn_apart = 0  # orphans that no entry reads get a node of their own
+    for orphan in orphans:
+        # a value that later entries read is drawn once: the captured line joins it
+        target = values.get(orphan["name"])
+        if target is None:
+            target = f"orphan{drawn_apart}"
+            drawn_apart += 1
+            shown = orphan["variable"]
+            if shown != orphan["name"]:
+                shown += f" = {orphan['name']}"
+            dot.node(target, label=f"{shown}\n(kept, not declared)",
+                     shape="ellipse", **CAPTURED_STYLE)
+        dot.edge(f"entry{orphan['position']}", target, label="captured", arrowhead="none",
+                 fontsize="12", **CAPTURED_STYLE)
     svg = dot.pipe(format="svg", encoding="utf-8")
     sentences = [
         f"Simple Grad tape with {len(entries)} entries and {len(values)} values. "
@@ -358,7 +366,7 @@ def draw_tape(
             f"Entry #{orphan['position']} keeps {orphan['variable']} = {orphan['name']}, "
             "which is neither an input nor an output of that entry (red, dashed)."
         )
-    graph = Graph(svg, node_count=len(entries) + len(values) + len(orphans),
+    graph = Graph(svg, node_count=len(entries) + len(values) + drawn_apart,
                   description=" ".join(sentences))
     graph.entries = parts
     graph.values = labels
