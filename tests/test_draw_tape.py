@@ -199,6 +199,8 @@ def test_an_orphan_is_still_found_after_a_backward_reads_it():
     assert any(t.name in entry.inputs for entry in gradient_tape[1:])
     graph = draw_tape(gradient_tape, show_captured=True)
     assert [orphan["name"] for orphan in graph.orphans] == [t.name]
+    # t is drawn once, as the value the backward reads, joined to #0 by the captured line
+    assert "kept, not declared" not in graph.svg and "captured" in graph.svg
 
 
 def test_a_captured_value_on_the_tape_is_no_orphan():
