@@ -241,3 +241,5 @@ def test_time_inside_measures_one_operator_and_names_the_ones_that_ran():
         timing.time_inside(convert_and_add, "aten::nonexistent")
     with pytest.raises(TypeError, match="function to call"):
         timing.time_inside(3, "aten::add")
+    by_operator = timing.time_by_operator(convert_and_add, repeat=2)
+    assert {"aten::_to_copy", "aten::add"} <= set(by_operator)

@@ -169,31 +169,39 @@ def compare_times(candidates, *, baseline, rounds=15, warmup=2, threads=1, block
     return Comparison(samples, baseline, cpu_seconds, calls)
 
 
-def time_inside(run, operator, *, repeat=5):
-    """Seconds per call of ``run()`` spent inside ``operator`` (a profiler name such as
-    "aten::_to_copy"), what it calls included, averaged over ``repeat`` calls.
+def time_by_operator(run, *, repeat=5):
+    """Seconds per call of ``run()`` spent inside each operator that ran, by profiler name
+    ("aten::mul"), what it calls included, averaged over ``repeat`` calls.
 
     torch.profiler records the operators as they run; unlike a TorchDispatchMode it does not
     change which operators run (under a mode, the engine's in-place accumulations become
-    out-of-place adds). Raises ValueError if ``operator`` never ran.
+    out-of-place adds).
     """
     from torch.profiler import ProfilerActivity, profile
 
     from .memory import _quiet_file_descriptor
 
     if not callable(run):
-        raise TypeError(f"time_inside: expected a function to call, got {type(run).__name__}.")
+        raise TypeError(f"time_by_operator: expected a function to call, got {type(run).__name__}.")
     if repeat < 1:
-        raise ValueError(f"time_inside: need repeat >= 1, got {repeat}.")
+        raise ValueError(f"time_by_operator: need repeat >= 1, got {repeat}.")
     with _quiet_file_descriptor(2):  # Kineto's start and stop lines stay off the page
         with profile(activities=[ProfilerActivity.CPU]) as profiler:
             for _ in range(repeat):
                 run()
-    events = [event for event in profiler.key_averages() if event.key == operator]
-    if not events:
-        ran = sorted({event.key for event in profiler.key_averages()})
-        raise ValueError(f"time_inside: {operator!r} did not run; these did: {ran[:8]}.")
-    return sum(event.cpu_time_total for event in events) / 1e6 / repeat
+    seconds = {}
+    for event in profiler.key_averages():
+        seconds[event.key] = seconds.get(event.key, 0.0) + event.cpu_time_total / 1e6 / repeat
+    return seconds
+
+
+def time_inside(run, operator, *, repeat=5):
+    """Seconds per call of ``run()`` spent inside ``operator`` (see ``time_by_operator``).
+    Raises ValueError if ``operator`` never ran."""
+    seconds = time_by_operator(run, repeat=repeat)
+    if operator not in seconds:
+        raise ValueError(f"time_inside: {operator!r} did not run; these did: {sorted(seconds)[:8]}.")
+    return seconds[operator]
 
 
 def _calls_per_block(function, block_seconds):
