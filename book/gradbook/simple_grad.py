@@ -13,7 +13,8 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
 _next_index = 0  # the number in the next fresh name
 _names_given = set()  # names chosen by the caller since the last reset_tape()
-# name -> the one Variable with that name on this tape (weak: keeps nothing alive)
+# name -> the one Variable with that name on this tape (weak references:
+# the map keeps nothing alive)
 _value_named = weakref.WeakValueDictionary()
 
 
