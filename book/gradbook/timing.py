@@ -195,15 +195,6 @@ def time_by_operator(run, *, repeat=5):
     return seconds
 
 
-def time_inside(run, operator, *, repeat=5):
-    """Seconds per call of ``run()`` spent inside ``operator`` (see ``time_by_operator``).
-    Raises ValueError if ``operator`` never ran."""
-    seconds = time_by_operator(run, repeat=repeat)
-    if operator not in seconds:
-        raise ValueError(f"time_inside: {operator!r} did not run; these did: {sorted(seconds)[:8]}.")
-    return seconds[operator]
-
-
 def _calls_per_block(function, block_seconds):
     """How many calls of ``function`` last at least ``block_seconds`` (1 if that is 0)."""
     if block_seconds == 0:
