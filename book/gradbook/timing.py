@@ -170,8 +170,10 @@ def compare_times(candidates, *, baseline, rounds=15, warmup=2, threads=1, block
 
 
 def time_by_operator(run, *, repeat=5):
-    """Seconds per call of ``run()`` spent inside each operator that ran, by profiler name
-    ("aten::mul"), what it calls included, averaged over ``repeat`` calls.
+    """Seconds per call of ``run()`` spent in each operator that ran, by profiler name
+    ("aten::mul"), averaged over ``repeat`` calls: its self time, without the operators it
+    calls, so that nested calls (forward mode's tangent arithmetic runs inside the primal
+    operator) are not counted twice, and the seconds add up to the run's.
 
     torch.profiler records the operators as they run; unlike a TorchDispatchMode it does not
     change which operators run (under a mode, the engine's in-place accumulations become
@@ -191,7 +193,7 @@ def time_by_operator(run, *, repeat=5):
                 run()
     seconds = {}
     for event in profiler.key_averages():
-        seconds[event.key] = seconds.get(event.key, 0.0) + event.cpu_time_total / 1e6 / repeat
+        seconds[event.key] = seconds.get(event.key, 0.0) + event.self_cpu_time_total / 1e6 / repeat
     return seconds
 
 
