@@ -74,6 +74,7 @@ def test_check_square_names_each_mistake(tape_chapter):
     cube = square_with(lambda g, x: g * x, forward=lambda value: value**3)
     assert "not x squared" in says(check, cube)
     assert "first gradient is wrong" in says(check, square_with(lambda g, x: g * x))
+    assert "ignores dL_dr" in says(check, square_with(lambda g, x: x + x))
     off_tape = square_with(lambda g, x: Variable(g.value * 2 * x.value))
     assert "cannot be differentiated" in says(check, off_tape)
     raw_tensor = square_with(lambda g, x: g.value * 2 * x.value)
