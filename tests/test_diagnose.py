@@ -127,7 +127,7 @@ def test_a_forward_without_return_is_caught():
 
 def test_a_hidden_intermediate_fails_only_the_second_order():
     kept, second = find_problems(HiddenIntermediate, square, leaf(3))
-    assert kept.startswith("tensors kept on ctx as attributes (doubled)")
+    assert kept.startswith("tensors computed from the inputs kept on ctx as attributes (doubled)")
     assert second.startswith("second derivatives")
     assert "kept on ctx" in second
 
@@ -161,7 +161,7 @@ def test_a_write_into_grad_output_is_named():
 
 def test_a_tensor_kept_on_ctx_is_named():
     (problem,) = find_problems(SquareKeptOnCtx, torch.square, leaf(3))
-    assert problem.startswith("tensors kept on ctx as attributes (kept)")
+    assert problem.startswith("tensors computed from the inputs kept on ctx as attributes (kept)")
 
 
 def test_a_missing_gradient_is_explained():
@@ -338,3 +338,82 @@ def test_the_callers_random_state_is_left_unchanged():
     state = torch.random.get_rng_state()
     find_problems(HiddenIntermediate, square, x)  # gradgradcheck draws random gradients
     assert torch.equal(torch.random.get_rng_state(), state)
+
+
+# Verdicts that must not depend on a lucky probe or input
+
+
+class SquareIgnoresGradOut(Square):
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return 2 * x  # the mistake under test: grad_out is dropped
+
+
+class Abs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.abs()
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sign(x)
+
+
+class ScaleByConstant(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.weights = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)  # depends on nothing
+        return x * ctx.weights
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * ctx.weights
+
+
+class Power(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, base, exponent):
+        ctx.save_for_backward(base)
+        ctx.exponent = exponent
+        return base**exponent
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (base,) = ctx.saved_tensors
+        return grad_out * ctx.exponent * base ** (ctx.exponent - 1), None
+
+
+def test_a_backward_that_ignores_grad_output_is_not_called_a_kink():
+    # with a .sum() loss grad_out is all ones, so only a random incoming gradient tells
+    (problem,) = find_problems(SquareIgnoresGradOut, square, leaf(4))
+    assert problem.startswith("first derivatives: they disagree with finite differences")
+    assert "jumps" not in problem
+
+
+def test_a_right_abs_at_zero_is_named_as_a_kink_of_the_first_derivative():
+    at_kink = torch.tensor([-1.0, 0.0, 1.0], dtype=torch.float64, requires_grad=True)
+    (problem,) = find_problems(Abs, torch.abs, at_kink)
+    assert problem.startswith("second derivatives (double backward): they disagree")
+    assert "first derivative jumps" in problem and "kept on ctx" not in problem
+
+
+def test_a_write_into_grad_output_is_named_whatever_the_input():
+    # the mask selects nothing for positive inputs, yet the write is still a write
+    positive = torch.tensor([0.3, 0.5, 1.5], dtype=torch.float64, requires_grad=True)
+    problems = find_problems(ReluMasksInPlace, torch.relu, positive)
+    assert any(p.startswith("backward writes into grad_output") for p in problems)
+    assert any("writes into grad_output, which requires grad" in p for p in problems)
+
+
+def test_a_constant_on_ctx_is_not_a_problem():
+    assert find_problems(ScaleByConstant, lambda t: t * torch.tensor([1.0, 2.0, 3.0]).double(),
+                         leaf(3)) == []
+
+
+def test_a_non_tensor_argument_is_passed_through():
+    assert find_problems(Power, torch.pow, leaf(3), 3) == []
+    with pytest.raises(TypeError, match="find_problems: pass at least one input tensor"):
+        find_problems(Power, torch.pow, 2.0, 3)

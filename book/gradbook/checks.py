@@ -18,22 +18,22 @@ def check_gradients(function, *inputs):
     print(f"gradcheck: {first_order}, gradgradcheck: {second_order}")
 
 
-def _check_inputs(inputs):
+def _check_inputs(inputs, caller="check_gradients"):
     if not inputs:
-        raise TypeError("check_gradients: pass at least one input tensor after the function.")
+        raise TypeError(f"{caller}: pass at least one input tensor after the function.")
     for position, tensor in enumerate(inputs):
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(
-                f"check_gradients: input {position} is a {type(tensor).__name__}, not a tensor."
+                f"{caller}: input {position} is a {type(tensor).__name__}, not a tensor."
             )
         if tensor.dtype != torch.float64:
             raise TypeError(
-                f"check_gradients: input {position} is {tensor.dtype}; finite differences need "
+                f"{caller}: input {position} is {tensor.dtype}; finite differences need "
                 "float64. Create it with dtype=torch.float64 (or call .double())."
             )
         if not tensor.requires_grad:
             raise ValueError(
-                f"check_gradients: input {position} does not require grad, so there is no "
+                f"{caller}: input {position} does not require grad, so there is no "
                 "gradient to check. Create it with requires_grad=True."
             )
 

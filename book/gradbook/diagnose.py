@@ -13,29 +13,35 @@ _HINTS = (
     ("incorrect number of gradients", "backward must return one gradient per forward input (None for a non-tensor one)"),
     ("invalid gradient at index", "a gradient does not have the shape of its input"),
     ("different than None", "the gradient of a non-tensor input must be None"),
+    ("leaf Variable that requires grad is being used in an in-place",
+     "backward most likely writes into grad_output, which requires grad in a double backward: "
+     "compute a new tensor instead (grad_output * mask, grad_output.clone())"),
 )
 
 
-def find_problems(function_class, reference, *inputs):
+def find_problems(function_class, reference, *arguments):
     """Return a list of plain-words problems with ``function_class`` (see ``_find_problems``).
 
     The checks draw random numbers (gradgradcheck's incoming gradients, a probe's); the caller's
     random state is restored afterwards, so a notebook's later random inputs do not depend on
     whether it ran the checker."""
     with torch.random.fork_rng(devices=[]):
-        return _find_problems(function_class, reference, *inputs)
+        return _find_problems(function_class, reference, *arguments)
 
 
-def _find_problems(function_class, reference, *inputs):
+def _find_problems(function_class, reference, *arguments):
     """Return a list of plain-words problems with ``function_class``; an empty list means none found.
 
-    ``reference`` computes the same mathematical function with ordinary PyTorch operations, and
-    ``inputs`` are float64 tensors that require grad; the checks run on copies, so they are never
-    changed. The checks run in order: both methods are static, an in-place forward marks its
-    input dirty, forward agrees with ``reference``, ``gradcheck``, then ``gradgradcheck``. A
-    failing step stops the later ones, since their verdicts would only repeat it. ``gradcheck``
-    compares with finite differences, which are wrong where the derivative jumps: test such points
-    against the reference's gradient instead.
+    ``reference`` computes the same mathematical function with ordinary PyTorch operations.
+    ``arguments`` are what ``apply`` takes: the tensors among them must be float64 and require
+    grad (the checks run on copies, so they are never changed); other arguments (a Python
+    number, say) are passed as they are to both functions. The checks run in order: both methods
+    are static, an in-place forward marks its input dirty, forward agrees with ``reference``,
+    ``gradcheck``, then ``gradgradcheck``. A failing step stops the later ones, since their
+    verdicts would only repeat it. Finite differences average the slopes on both sides of a
+    point, so ``gradcheck`` or ``gradgradcheck`` can fail a right Function where a derivative
+    jumps (ReLU at 0 fails the first, ``abs`` at 0 the second); when a failing order agrees with
+    the reference's derivative for a random incoming gradient, the verdict says so.
     """
     if not (isinstance(function_class, type) and issubclass(function_class, torch.autograd.Function)):
         raise TypeError(
@@ -44,7 +50,12 @@ def _find_problems(function_class, reference, *inputs):
         )
     if not callable(reference):
         raise TypeError("find_problems: reference must be a function computing the expected result.")
-    _check_inputs(inputs)
+    if not any(isinstance(argument, torch.Tensor) for argument in arguments):
+        raise TypeError("find_problems: pass at least one input tensor after the reference.")
+    inputs = tuple(a for a in arguments if isinstance(a, torch.Tensor))
+    _check_inputs(inputs, caller="find_problems")
+    apply = _on_tensors(function_class.apply, arguments)
+    reference = _on_tensors(reference, arguments)
 
     problems = [
         f"{name} is not a @staticmethod: harmless on this PyTorch (.apply looks it up on the "
@@ -55,7 +66,7 @@ def _find_problems(function_class, reference, *inputs):
     ]
     # Copies, so that a forward that writes into its input never changes the caller's tensors.
     inputs = tuple(x.detach().clone().requires_grad_() for x in inputs)
-    in_place_problem, function = _in_place(function_class, inputs)
+    in_place_problem, function = _in_place(apply, inputs)
     if in_place_problem:
         return problems + [in_place_problem]
     forward_problem = _forward_problem(function, reference, inputs)
@@ -65,7 +76,7 @@ def _find_problems(function_class, reference, *inputs):
     first_order = _check_problem(gradcheck, function, inputs)
     if first_order:
         disagrees, description = first_order
-        if disagrees and _agrees_with_reference_gradient(function, reference, inputs):
+        if disagrees and _agrees_with_reference(function, reference, inputs, order=1):
             description += (
                 ", but backward agrees with the reference's gradient: an input where the "
                 "derivative jumps (finite differences there average the slopes on both sides)? "
@@ -75,7 +86,13 @@ def _find_problems(function_class, reference, *inputs):
     second_order = _check_problem(gradgradcheck, function, inputs)
     if second_order:
         disagrees, description = second_order
-        if disagrees:
+        if disagrees and _agrees_with_reference(function, reference, inputs, order=2):
+            description += (
+                ", but double backward agrees with the reference's: an input where the first "
+                "derivative jumps (abs at 0, say)? check such points against the reference's "
+                "second derivative, not with gradgradcheck"
+            )
+        elif disagrees:
             description += (
                 "; first derivatives are right, so backward most likely computes with a tensor "
                 "autograd cannot trace to the inputs (kept on ctx, or an intermediate passed to "
@@ -85,7 +102,16 @@ def _find_problems(function_class, reference, *inputs):
     return problems
 
 
-def _in_place(function_class, inputs):
+def _on_tensors(function, arguments):
+    """``function`` as a function of the tensors among ``arguments`` only, the others bound."""
+    def call(*tensors):
+        supply = iter(tensors)
+        return function(*(next(supply) if isinstance(a, torch.Tensor) else a for a in arguments))
+
+    return call
+
+
+def _in_place(apply, inputs):
     """(a problem or None, the function the later checks call).
 
     Forward runs on copies that are not leaves, since in place on a leaf that requires grad
@@ -93,12 +119,12 @@ def _in_place(function_class, inputs):
     is then checked through ``apply`` on fresh copies, as a reader would call it."""
     copies = [x.clone() for x in inputs]
     try:
-        output = function_class.apply(*copies)
+        output = apply(*copies)
     except Exception:
-        return None, function_class.apply  # _forward_problem reports the error
+        return None, apply  # _forward_problem reports the error
     changed = [copy for copy in copies if copy._version > 0]
     if not changed:
-        return None, function_class.apply
+        return None, apply
     outputs = output if isinstance(output, (tuple, list)) else (output,)
     if not all(any(o is copy for o in outputs) for copy in changed):
         return (
@@ -108,15 +134,33 @@ def _in_place(function_class, inputs):
         ), None
 
     def apply_to_copies(*tensors):
-        return function_class.apply(*(tensor.clone() for tensor in tensors))
+        return apply(*(tensor.clone() for tensor in tensors))
 
     return None, apply_to_copies
 
 
-def _agrees_with_reference_gradient(function, reference, inputs):
+def _agrees_with_reference(function, reference, inputs, order):
+    """Whether ``function``'s derivatives of this order agree with ``reference``'s.
+
+    The incoming gradients are random, not ones: a backward that ignores its grad_output
+    agrees with the reference under a ``.sum()`` loss, and must not pass for a kink."""
+    def derivatives(f, incoming, outer):
+        output = f(*inputs)
+        grads = torch.autograd.grad(output, inputs, incoming, create_graph=order == 2,
+                                    allow_unused=True)
+        if order == 1:
+            return grads
+        paths = [(g * w).sum() for g, w in zip(grads, outer) if g is not None and g.requires_grad]
+        if not paths:
+            return tuple(None for _ in inputs)
+        return torch.autograd.grad(sum(paths), inputs, allow_unused=True)
+
     try:
-        got = torch.autograd.grad(function(*inputs).sum(), inputs, allow_unused=True)
-        right = torch.autograd.grad(reference(*inputs).sum(), inputs, allow_unused=True)
+        output = function(*inputs)
+        incoming = torch.rand_like(output) + 0.5
+        outer = [torch.rand_like(x) + 0.5 for x in inputs]
+        got = derivatives(function, incoming, outer)
+        right = derivatives(reference, incoming, outer)
     except Exception:
         return False
     return all(
@@ -149,28 +193,50 @@ def _state_problems(function, inputs):
         output = next((o for o in output if isinstance(o, torch.Tensor)), None)
     if output is None or output.grad_fn is None:
         return problems
-    kept = sorted(name for name, value in vars(output.grad_fn).items()
-                  if isinstance(value, torch.Tensor))
+    kept = _kept_on_ctx(function, inputs, output.grad_fn)
     if kept:
         problems.append(
-            f"tensors kept on ctx as attributes ({', '.join(kept)}): they escape the in-place "
-            "check and saved-tensor hooks, and one computed in forward has no history for a "
-            "second backward; save inputs or outputs with ctx.save_for_backward, recompute "
-            "the rest in backward"
+            f"tensors computed from the inputs kept on ctx as attributes ({', '.join(kept)}): "
+            "they escape the in-place check and saved-tensor hooks, and have no history for a "
+            "second backward; save inputs or outputs with ctx.save_for_backward, recompute the "
+            "rest in backward"
         )
     grad_output = torch.rand_like(output) + 0.5
-    sent = grad_output.clone()
     try:
         torch.autograd.grad(output, inputs, grad_output, allow_unused=True)
     except Exception:
         return problems  # gradcheck reports a backward that raises
-    if not torch.equal(grad_output, sent):
+    # The version counter moves on any in-place write, even one that leaves the values as they
+    # were (a mask that happens to select nothing for these inputs).
+    if grad_output._version > 0:
         problems.append(
             "backward writes into grad_output, a tensor autograd may also pass to other "
             "branches of the graph: compute a new tensor instead (grad_output * mask, "
             "grad_output.clone())"
         )
     return problems
+
+
+def _kept_on_ctx(function, inputs, node):
+    """Names of the tensors on ``node`` (the ctx) that change when the inputs do.
+
+    A tensor attribute that comes out the same for shifted inputs is a constant: it has no
+    history to lose, so it is not reported."""
+    kept = {name: value for name, value in vars(node).items() if isinstance(value, torch.Tensor)}
+    if not kept:
+        return []
+    try:
+        shifted = function(*((x.detach() * 1.1 + 0.1).requires_grad_() for x in inputs))
+        if isinstance(shifted, (tuple, list)):
+            shifted = next(o for o in shifted if isinstance(o, torch.Tensor))
+        again = vars(shifted.grad_fn) if shifted.grad_fn is not None else {}
+    except Exception:
+        again = {}
+    return sorted(
+        name for name, value in kept.items()
+        if not (isinstance(again.get(name), torch.Tensor) and again[name].shape == value.shape
+                and torch.equal(again[name], value))
+    )
 
 
 def _check_problem(check, function, inputs):
@@ -212,7 +278,7 @@ def penalty_problems(function, reference, x):
             "penalty_problems: pass the function to check and a reference function, e.g. "
             "penalty_problems(Softplus.apply, torch.nn.functional.softplus, x)."
         )
-    _check_inputs((x,))
+    _check_inputs((x,), caller="penalty_problems")
     try:
         values = function(x)
     except Exception as error:
@@ -231,9 +297,14 @@ def penalty_problems(function, reference, x):
         return [f"the penalty's gradient raised {got}"]
     second_order = _check_problem(gradgradcheck, function, (x,))
     if second_order or not torch.allclose(got, right):
+        verdict = (
+            f"the penalty's gradient is wrong without an error ({_rounded(got)}, right "
+            f"{_rounded(right)})" if not torch.allclose(got, right)
+            else f"gradgradcheck fails ({second_order[1]}), though the penalty's gradient "
+            "agrees with the reference's at this x"
+        )
         return [
-            "second derivatives: the penalty's gradient is wrong without an error"
-            + ("" if torch.allclose(got, right) else f" ({_rounded(got)}, right {_rounded(right)})")
+            f"second derivatives: {verdict}"
             + "; first derivatives are right, so backward computes with a tensor autograd "
             "cannot trace to x (kept on ctx, an intermediate computed in forward or "
             "setup_context, a .detach(), NumPy, or a backward under @once_differentiable): "
