@@ -235,6 +235,19 @@ def test_check_why_none_and_check_none_at_top_name_their_mistakes(aggregate_chap
     assert "one of the letters" in says(ns["check_why_none"], "E")
     assert "Correct" in says(ns["check_why_none"], " b")  # lower case and spaces
     assert "propagate received a None" in says(ns["check_none_at_top"], ns["grad"])
+    tape = ns["gradient_tape"]
+
+    def grad_with_raw_zeros(L, desired_results):
+        # the mistake of handing propagate torch.zeros, not a Variable, for a None
+        for position, entry in enumerate(tape):
+            def propagate(gradients, rule=entry.propagate):
+                return rule([torch.zeros(()) if g is None else g for g in gradients])
+
+            tape[position] = entry._replace(propagate=propagate)
+        return ns["grad"](L, desired_results)
+
+    says_instead = says(ns["check_none_at_top"], grad_with_raw_zeros)
+    assert "something not a Variable" in says_instead and "None" not in says_instead
 
 
 @pytest.fixture(scope="module")
@@ -254,11 +267,36 @@ def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
     assert "AttributeError" in says_instead and "transpose" not in says_instead
     assert "First gradients are wrong" in says(ns["check_exp"], ns["operator_exp_wrong"])
     assert "should have the shape of c" in says(ns["check_grad_zeros"], ns["grad_zeros_wrong"])
+    Variable, TapeEntry = ns["Variable"], ns["TapeEntry"]
+
+    def float32_zeros(L, desired_results):
+        gradients = ns["grad"](L, desired_results)
+        return [
+            Variable(torch.zeros_like(x.value, dtype=torch.float32)) if g is None else g
+            for g, x in zip(gradients, desired_results)
+        ]
+
+    assert "should have the dtype of c" in says(ns["check_grad_zeros"], float32_zeros)
+
+    def silent_exp(x):  # right rule, but no trace line
+        r = Variable(x.value.exp())
+        ns["gradient_tape"].append(
+            TapeEntry([x.name], [r.name], lambda gradients: [gradients[0] * r])
+        )
+        return r
+
+    assert "printed no trace line" in says(ns["check_exp"], silent_exp)
+    assert "Correct" in says(ns["check_exp"], ns["operator_exp"])
 
     def usual(r, dL0_da, dL0_db):
         return (dL0_da * dL0_da + dL0_db * dL0_db).sum()
 
     assert "Correct" not in says(ns["check_second_pass"], usual)
+
+    def uses_only_dL0_da(r, dL0_da, dL0_db):
+        return (r * dL0_da).sum()
+
+    assert "does not use dL0_db" in says(ns["check_second_pass"], uses_only_dL0_da)
 
 
 @pytest.fixture(scope="module")
