@@ -417,3 +417,11 @@ def test_a_non_tensor_argument_is_passed_through():
     assert find_problems(Power, torch.pow, leaf(3), 3) == []
     with pytest.raises(TypeError, match="find_problems: pass at least one input tensor"):
         find_problems(Power, torch.pow, 2.0, 3)
+
+
+def test_a_penalty_that_agrees_while_gradgradcheck_fails_says_so():
+    # a right Abs at 0: the penalty agrees, finite differences of sign(x) do not
+    at_kink = torch.tensor([-1.0, 0.0, 1.0], dtype=torch.float64, requires_grad=True)
+    (problem,) = penalty_problems(Abs.apply, torch.abs, at_kink)
+    assert problem.startswith("second derivatives: gradgradcheck fails")
+    assert "agrees with the reference's" in problem and "jumps" in problem

@@ -296,19 +296,24 @@ def penalty_problems(function, reference, x):
     if isinstance(got, str):
         return [f"the penalty's gradient raised {got}"]
     second_order = _check_problem(gradgradcheck, function, (x,))
-    if second_order or not torch.allclose(got, right):
-        verdict = (
-            f"the penalty's gradient is wrong without an error ({_rounded(got)}, right "
-            f"{_rounded(right)})" if not torch.allclose(got, right)
-            else f"gradgradcheck fails ({second_order[1]}), though the penalty's gradient "
-            "agrees with the reference's at this x"
-        )
+    untraceable = (
+        "backward computes with a tensor autograd cannot trace to x (kept on ctx, an "
+        "intermediate computed in forward or setup_context, a .detach(), NumPy, or a backward "
+        "under @once_differentiable): save inputs or outputs and recompute the rest inside "
+        "backward"
+    )
+    if not torch.allclose(got, right):
         return [
-            f"second derivatives: {verdict}"
-            + "; first derivatives are right, so backward computes with a tensor autograd "
-            "cannot trace to x (kept on ctx, an intermediate computed in forward or "
-            "setup_context, a .detach(), NumPy, or a backward under @once_differentiable): "
-            "save inputs or outputs and recompute the rest inside backward"
+            f"second derivatives: the penalty's gradient is wrong without an error "
+            f"({_rounded(got)}, right {_rounded(right)}); first derivatives are right, so "
+            + untraceable
+        ]
+    if second_order:
+        return [
+            f"second derivatives: gradgradcheck fails ({second_order[1]}), though the "
+            "penalty's gradient agrees with the reference's at this x: an x where the first "
+            "derivative jumps (abs at 0, say), where finite differences fail a right "
+            "Function? if not, " + untraceable
         ]
     return []
 
