@@ -202,8 +202,8 @@ PHASE_STYLES = [
         "orange, bold border",
     ),
     (
-        {"style": "filled,dotted", "fillcolor": "palegreen", "penwidth": "2"},
-        "pale green, dotted border",
+        {"style": "filled", "fillcolor": "palegreen", "peripheries": "2"},
+        "pale green, double border",  # dotted means "not run"
     ),
 ]
 UNNEEDED_STYLE = {
