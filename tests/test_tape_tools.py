@@ -12,6 +12,7 @@ from gradbook import (
     captured_by,
 )
 from gradbook.simple_grad import (
+    TapeEntry,
     Variable,
     grad,
     gradient_tape,
@@ -45,6 +46,31 @@ def test_bytes_count_each_storage_once():
     assert bytes_kept([t, t.value, t.value[:10]]) == 8000  # a view counts once
     assert bytes_kept([torch.Size([3]), None, "x"]) == 0
     assert bytes_kept_by_tape(gradient_tape) == (16000, 8000)  # b is a leaf, t is not
+
+
+def test_bytes_kept_by_tape_follows_containers_and_helper_closures():
+    t = torch.zeros(1000, dtype=torch.float64)  # 8000 bytes, not a leaf
+    pair = (t,)
+    by_name = {"t": [t]}
+
+    def in_a_tuple(dL_doutputs):
+        return [dL_doutputs[0] * pair[0]]
+
+    def in_a_dict(dL_doutputs):
+        return [dL_doutputs[0] * by_name["t"][0]]
+
+    def times_t(g):
+        return g * t
+
+    def through_a_helper(dL_doutputs):
+        return [times_t(dL_doutputs[0])]
+
+    for propagate in (in_a_tuple, in_a_dict, through_a_helper):
+        entry = TapeEntry(["x"], ["y"], propagate)
+        assert bytes_kept_by_tape([entry]) == (8000, 8000), propagate.__name__
+    cycle = [t]
+    cycle.append(cycle)  # a container that holds itself is entered once
+    assert bytes_kept([cycle]) == 8000
 
 
 def test_counting_survives_a_second_count_and_keeps_the_results():

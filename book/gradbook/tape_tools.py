@@ -48,10 +48,39 @@ def captured_by(entry):
     }
 
 
-def _storages(values):
-    """{storage address: (bytes, belongs to a leaf)} of the tensors in values."""
-    kept = {}
+def _reachable(values, entered=None):
+    """Each of ``values``, followed by what it holds: the items of tuples, lists,
+    sets and dicts, and the values a function's closure captures (a helper
+    defined next to ``propagate`` keeps what it captures alive too)."""
+    entered = set() if entered is None else entered
     for value in values:
+        yield value
+        if id(value) in entered:
+            continue
+        if isinstance(value, (tuple, list, set, frozenset)):
+            held = value
+        elif isinstance(value, dict):
+            held = value.values()
+        elif callable(value) and getattr(value, "__closure__", None):
+            held = [_contents(cell) for cell in value.__closure__]
+        else:
+            continue
+        entered.add(id(value))  # a container holding itself is entered once
+        yield from _reachable(held, entered)
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a variable not yet assigned when the closure was made
+        return None
+
+
+def _storages(values):
+    """{storage address: (bytes, belongs to a leaf)} of the tensors that values
+    keep alive, directly or through containers and closures (see _reachable)."""
+    kept = {}
+    for value in _reachable(values):
         is_leaf = False
         if isinstance(value, Variable) or hasattr(value, "value"):
             value, is_leaf = value.value, value.is_leaf
@@ -72,7 +101,8 @@ def bytes_kept(values):
 
 
 def bytes_kept_by_tape(entries):
-    """(all, beyond the leaves): bytes that the closures of ``entries`` keep.
+    """(all, beyond the leaves): bytes that the closures of ``entries`` keep,
+    directly or through tuples, lists, sets, dicts and the closures of helpers.
 
     The leaves are the inputs (Variable.constant); "beyond the leaves" is what
     the tape keeps that the caller would not keep anyway.
