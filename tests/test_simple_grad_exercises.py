@@ -177,6 +177,46 @@ def test_check_third_order_and_check_pruning_name_their_mistakes(second_order_ch
 
     assert "differ from grad's" in says(ns["check_pruning"], drops_everything)
 
+    def detached(L, desired_results):  # right values, taken off the tape
+        return [
+            None if g is None else Variable(g.value)
+            for g in ns["grad_pruned"](L, desired_results)
+        ]
+
+    def sums_off_tape(L, desired_results):  # the solution, adding off the tape
+        depends = {x.name for x in desired_results}
+        on_path = []
+        for entry in ns["gradient_tape"]:
+            if depends & set(entry.inputs):
+                depends |= set(entry.outputs)
+                on_path.append(entry)
+        dL_d = {L.name: Variable(torch.ones_like(L.value))}
+        for entry in reversed(on_path):
+            dL_doutputs = [dL_d.get(name) for name in entry.outputs]
+            if all(g is None for g in dL_doutputs):
+                continue
+            for name, g in zip(entry.inputs, entry.propagate(dL_doutputs)):
+                if g is not None:
+                    dL_d[name] = (
+                        Variable(dL_d[name].value + g.value) if name in dL_d else g
+                    )
+        return [dL_d.get(x.name) for x in desired_results]
+
+    for mistake in (detached, sums_off_tape):
+        assert "second-order gradients differ" in says(ns["check_pruning"], mistake)
+    assert "Correct" in says(ns["check_pruning"], ns["grad_pruned"])
+
+    def no_reset(a_value, b_value):  # the solution without reset_tape()
+        a = Variable.constant(a_value, name="a")
+        b = Variable.constant(b_value, name="b")
+        first = grad(ns["simple"](a, b).sum(), [a, b])
+        second = grad(ns["norm_of_gradients"](*first), [a, b])
+        return grad(ns["norm_of_gradients"](*second), [a, b])
+
+    says(ns["check_third_order"], ns["third_order"])  # leaves a named "a" on the tape
+    told = says(ns["check_third_order"], no_reset)
+    assert "already in use" in told and "reset_tape()" in told
+
 
 @pytest.fixture(scope="module")
 def aggregate_chapter():
