@@ -127,7 +127,7 @@ def test_a_forward_without_return_is_caught():
 
 def test_a_hidden_intermediate_fails_only_the_second_order():
     kept, second = find_problems(HiddenIntermediate, square, leaf(3))
-    assert kept.startswith("tensors computed from the inputs kept on ctx as attributes (doubled)")
+    assert kept.startswith("tensors that change with the inputs kept on ctx as attributes (doubled)")
     assert second.startswith("second derivatives")
     assert "kept on ctx" in second
 
@@ -161,7 +161,7 @@ def test_a_write_into_grad_output_is_named():
 
 def test_a_tensor_kept_on_ctx_is_named():
     (problem,) = find_problems(SquareKeptOnCtx, torch.square, leaf(3))
-    assert problem.startswith("tensors computed from the inputs kept on ctx as attributes (kept)")
+    assert problem.startswith("tensors that change with the inputs kept on ctx as attributes (kept)")
 
 
 def test_a_missing_gradient_is_explained():
@@ -425,3 +425,102 @@ def test_a_penalty_that_agrees_while_gradgradcheck_fails_says_so():
     (problem,) = penalty_problems(Abs.apply, torch.abs, at_kink)
     assert problem.startswith("second derivatives: gradgradcheck fails")
     assert "agrees with the reference's" in problem and "jumps" in problem
+
+
+class SquareDetachesGradOut(Square):
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad_out.detach()  # cuts the incoming gradient off from autograd
+
+
+class SigmoidNumpyGradOut(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = torch.sigmoid(x)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (result,) = ctx.saved_tensors
+        through_numpy = torch.from_numpy(grad_out.detach().numpy().copy())
+        return through_numpy * result * (1 - result)
+
+
+class SquareFloat32Gradient(Square):
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return (2 * x * grad_out).float()  # float32 for a float64 input
+
+
+class SquareInputOnCtx(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x  # the input itself: it has history
+        return x**2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return 2 * ctx.x * grad_out
+
+
+class ExpOutputOnCtx(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = x.exp()
+        ctx.result = result  # the output itself: it has history once apply returns
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * ctx.result
+
+
+@pytest.mark.parametrize("function_class, reference", [
+    (SquareDetachesGradOut, square),
+    (SigmoidNumpyGradOut, torch.sigmoid),
+])
+def test_a_backward_that_cuts_off_grad_output_is_not_called_a_kink(function_class, reference):
+    x = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    (problem,) = find_problems(function_class, reference, x)
+    assert problem.startswith("second derivatives (double backward): they disagree")
+    assert "jumps" not in problem
+    assert "incoming gradient" in problem
+
+
+def test_a_float32_gradient_for_a_float64_input_gets_its_own_message():
+    x = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    problems = find_problems(SquareFloat32Gradient, square, x)
+    assert any("float32 gradient for a float64 input" in p for p in problems)
+    assert not any("jumps" in p for p in problems)
+
+
+@pytest.mark.parametrize("function_class, reference, name", [
+    (SquareInputOnCtx, square, "x"),
+    (ExpOutputOnCtx, torch.exp, "result"),
+])
+def test_an_input_or_output_on_ctx_is_not_said_to_lack_history(function_class, reference, name):
+    (problem,) = find_problems(function_class, reference, leaf(3))
+    assert f"kept on ctx as attributes ({name})" in problem
+    assert "saved-tensor hooks" in problem and "no history" not in problem
+
+
+def test_an_intermediate_on_ctx_is_said_to_lack_history():
+    kept, _ = find_problems(HiddenIntermediate, square, leaf(3))
+    assert "doubled has no history for a second backward" in kept
+
+
+class SquareWritesIntoGradOut(Square):
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out.mul_(2 * x)  # raises under gradgradcheck: grad_out requires grad there
+
+
+def test_a_penalty_check_whose_gradgradcheck_raised_offers_no_kink():
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    (problem,) = penalty_problems(SquareWritesIntoGradOut.apply, square, x)
+    assert problem.startswith("second derivatives: gradgradcheck fails (backward raised")
+    assert "jumps" not in problem and "cannot trace" not in problem

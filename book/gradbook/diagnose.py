@@ -38,10 +38,12 @@ def _find_problems(function_class, reference, *arguments):
     number, say) are passed as they are to both functions. The checks run in order: both methods
     are static, an in-place forward marks its input dirty, forward agrees with ``reference``,
     ``gradcheck``, then ``gradgradcheck``. A failing step stops the later ones, since their
-    verdicts would only repeat it. Finite differences average the slopes on both sides of a
-    point, so ``gradcheck`` or ``gradgradcheck`` can fail a right Function where a derivative
-    jumps (ReLU at 0 fails the first, ``abs`` at 0 the second); when a failing order agrees with
-    the reference's derivative for a random incoming gradient, the verdict says so.
+    verdicts would only repeat it. Tensors kept on ctx as attributes, a backward that writes into
+    its grad_output and a gradient in another dtype than its input's are reported along the way.
+    Finite differences average the slopes on both sides of a point, so ``gradcheck`` or
+    ``gradgradcheck`` can fail a right Function where a derivative jumps (ReLU at 0 fails the first, ``abs`` at 0 the second); when a failing order agrees with
+    the reference's derivative for a random incoming gradient (at order 2, with respect to the
+    inputs and to that incoming gradient), the verdict says so.
     """
     if not (isinstance(function_class, type) and issubclass(function_class, torch.autograd.Function)):
         raise TypeError(
@@ -73,10 +75,15 @@ def _find_problems(function_class, reference, *arguments):
     if forward_problem:
         return problems + [forward_problem]
     problems += _state_problems(function, inputs)
+    dtype_problem = _gradient_dtype_problem(function, inputs)
+    if dtype_problem:
+        problems.append(dtype_problem)
     first_order = _check_problem(gradcheck, function, inputs)
     if first_order:
         disagrees, description = first_order
-        if disagrees and _agrees_with_reference(function, reference, inputs, order=1):
+        if disagrees and dtype_problem:
+            description += " (the rounding above may be why)"
+        elif disagrees and _agrees_with_reference(function, reference, inputs, order=1):
             description += (
                 ", but backward agrees with the reference's gradient: an input where the "
                 "derivative jumps (finite differences there average the slopes on both sides)? "
@@ -86,7 +93,9 @@ def _find_problems(function_class, reference, *arguments):
     second_order = _check_problem(gradgradcheck, function, inputs)
     if second_order:
         disagrees, description = second_order
-        if disagrees and _agrees_with_reference(function, reference, inputs, order=2):
+        if disagrees and dtype_problem:
+            description += " (the rounding above may be why)"
+        elif disagrees and _agrees_with_reference(function, reference, inputs, order=2):
             description += (
                 ", but double backward agrees with the reference's: an input where the first "
                 "derivative jumps (abs at 0, say)? check such points against the reference's "
@@ -96,7 +105,8 @@ def _find_problems(function_class, reference, *arguments):
             description += (
                 "; first derivatives are right, so backward most likely computes with a tensor "
                 "autograd cannot trace to the inputs (kept on ctx, or an intermediate passed to "
-                "save_for_backward)"
+                "save_for_backward) or cuts the incoming gradient off (grad_output.detach(), "
+                "NumPy)"
             )
         problems.append(f"second derivatives (double backward): {description}")
     return problems
@@ -143,7 +153,10 @@ def _agrees_with_reference(function, reference, inputs, order):
     """Whether ``function``'s derivatives of this order agree with ``reference``'s.
 
     The incoming gradients are random, not ones: a backward that ignores its grad_output
-    agrees with the reference under a ``.sum()`` loss, and must not pass for a kink."""
+    agrees with the reference under a ``.sum()`` loss, and must not pass for a kink. At order 2
+    the incoming gradient requires grad and is differentiated too (the path a gradient penalty
+    takes, and gradgradcheck checks): a backward that cuts it off from autograd
+    (``grad_out.detach()``, NumPy) is right with respect to the inputs alone."""
     def derivatives(f, incoming, outer):
         output = f(*inputs)
         grads = torch.autograd.grad(output, inputs, incoming, create_graph=order == 2,
@@ -152,12 +165,12 @@ def _agrees_with_reference(function, reference, inputs, order):
             return grads
         paths = [(g * w).sum() for g, w in zip(grads, outer) if g is not None and g.requires_grad]
         if not paths:
-            return tuple(None for _ in inputs)
-        return torch.autograd.grad(sum(paths), inputs, allow_unused=True)
+            return tuple(None for _ in (*inputs, incoming))
+        return torch.autograd.grad(sum(paths), (*inputs, incoming), allow_unused=True)
 
     try:
         output = function(*inputs)
-        incoming = torch.rand_like(output) + 0.5
+        incoming = (torch.rand_like(output) + 0.5).requires_grad_(order == 2)
         outer = [torch.rand_like(x) + 0.5 for x in inputs]
         got = derivatives(function, incoming, outer)
         right = derivatives(reference, incoming, outer)
@@ -167,6 +180,36 @@ def _agrees_with_reference(function, reference, inputs, order):
         (g is None and r is None) or (g is not None and r is not None and torch.allclose(g, r))
         for g, r in zip(got, right)
     )
+
+
+def _gradient_dtype_problem(function, inputs):
+    """A backward that returns a gradient in another dtype than its input's, or None.
+
+    The engine casts such a gradient to the input's dtype before anyone sees it, so the
+    Function's own backward is called directly, with its node as ctx, to see what it returns.
+    float32 rounding then fails gradcheck or gradgradcheck on a smooth function."""
+    try:
+        output = function(*inputs)
+        outputs = output if isinstance(output, (tuple, list)) else (output,)
+        node = next(o.grad_fn for o in outputs if isinstance(o, torch.Tensor))
+        incoming = [torch.ones_like(o) if isinstance(o, torch.Tensor) else None for o in outputs]
+        grads = node._forward_cls.backward(node, *incoming)
+    except Exception:
+        return None  # not a Function's node, or a backward that raises: gradcheck reports it
+    grads = grads if isinstance(grads, (tuple, list)) else (grads,)
+    for x, g in zip(inputs, grads):
+        if isinstance(g, torch.Tensor) and g.dtype != x.dtype:
+            return (
+                f"backward returns a {_dtype_name(g)} gradient for a {_dtype_name(x)} input: "
+                "autograd casts it back, but its values keep the rounding, which can fail "
+                "gradcheck or gradgradcheck on a smooth function; compute the gradient in the "
+                "input's dtype"
+            )
+    return None
+
+
+def _dtype_name(tensor):
+    return str(tensor.dtype).removeprefix("torch.")
 
 
 def _forward_problem(function, reference, inputs):
@@ -195,11 +238,20 @@ def _state_problems(function, inputs):
         return problems
     kept = _kept_on_ctx(function, inputs, output.grad_fn)
     if kept:
+        # An input, or an output once apply has returned, requires grad: it has history. An
+        # intermediate computed in forward (which runs without grad) has none.
+        untraced = [name for name in kept if not getattr(output.grad_fn, name).requires_grad]
+        reasons = "they escape the in-place check and saved-tensor hooks"
+        if untraced:
+            verb = "has" if len(untraced) == 1 else "have"
+            reasons += f", and {', '.join(untraced)} {verb} no history for a second backward"
+        if any(getattr(output.grad_fn, name) is output for name in kept):
+            reasons += ("; an output kept there also makes a reference cycle (ctx holds it, "
+                        "it holds ctx)")
         problems.append(
-            f"tensors computed from the inputs kept on ctx as attributes ({', '.join(kept)}): "
-            "they escape the in-place check and saved-tensor hooks, and have no history for a "
-            "second backward; save inputs or outputs with ctx.save_for_backward, recompute the "
-            "rest in backward"
+            f"tensors that change with the inputs kept on ctx as attributes ({', '.join(kept)}): "
+            f"{reasons}; save inputs or outputs with ctx.save_for_backward, recompute the rest "
+            "in backward"
         )
     grad_output = torch.rand_like(output) + 0.5
     try:
@@ -270,8 +322,10 @@ def penalty_problems(function, reference, x):
     entering the Function's backward requires grad (the case where a backward autograd cannot
     trace goes wrong silently rather than loudly); the penalty is the squared norm of its
     gradient, and the gradient of ``loss + penalty`` is compared with the reference's. The
-    checks run in order (values, gradcheck, gradgradcheck, the penalty), and the first that
-    fails stops the later ones.
+    checks run in order: the values, gradcheck, the penalty's gradient (does it raise? does it
+    agree with the reference's?), then gradgradcheck; the first that fails stops the later ones.
+    A gradgradcheck that disagrees with finite differences while the penalty agrees may mean
+    an x where the first derivative jumps; one that raised is an error in backward.
     """
     if not callable(function) or not callable(reference):
         raise TypeError(
@@ -308,6 +362,8 @@ def penalty_problems(function, reference, x):
             f"({_rounded(got)}, right {_rounded(right)}); first derivatives are right, so "
             + untraceable
         ]
+    if second_order and not second_order[0]:
+        return [f"second derivatives: gradgradcheck fails ({second_order[1]})"]
     if second_order:
         return [
             f"second derivatives: gradgradcheck fails ({second_order[1]}), though the "
