@@ -75,6 +75,29 @@ def test_a_stale_value_is_caught_even_when_its_name_is_reused(quiet):
         grad(fresh.sum(), [stale])
 
 
+@pytest.mark.parametrize("use", [
+    lambda t, a: t * a,
+    lambda t, a: a + t,
+    lambda t, a: t.sum(),
+], ids=["mul", "add", "sum"])
+def test_a_value_from_before_reset_tape_is_refused_as_an_operand(quiet, use):
+    """Its entry went with the old tape: as an operand it would silently count as a
+    constant (d/da of (a*a)*a would lose the paths through a*a)."""
+    a = vector("a", 1.0, 2.0)
+    stale = (a * a).sum(name="S").expand(2)  # a non-leaf with a fresh name
+    reset_tape()
+    with pytest.raises(ValueError, match=r"v\d+ is not on the tape.*reset_tape\(\)"):
+        use(stale, a)
+
+
+def test_a_named_value_from_before_reset_tape_is_refused_as_an_operand(quiet):
+    a = vector("a", 1.0, 2.0)
+    stale = (a * a).sum(name="S")
+    reset_tape()
+    with pytest.raises(ValueError, match=r"operator \*: S is not on the tape"):
+        stale * a.sum()
+
+
 def test_a_value_no_operator_recorded_is_named(quiet):
     a = vector("a", 1.0, 2.0)
     unrecorded = Variable(a.value * 2, name="t")  # made by hand, no TapeEntry

@@ -215,8 +215,20 @@ def _require_variables(where, *values, claim_names=True):
                 "value is invisible to the tape): wrap it with "
                 "Variable.constant(...) first."
             )
+        if not value.is_leaf and value.epoch != _tape_epoch:
+            # its entry went with the old tape: used as an operand, it would
+            # silently count as a constant
+            raise _not_on_tape(where, value.name)
         if claim_names:
             _require_one_value_per_name(where, value)
+
+
+def _not_on_tape(where, name):
+    return ValueError(
+        f"{where}: {name} is not on the tape. It was computed before the "
+        "last reset_tape(), or by code that recorded no TapeEntry: compute "
+        "it again after reset_tape(), with the engine's operators."
+    )
 
 
 def _require_one_value_per_name(where, value, claim=True):
@@ -280,13 +292,7 @@ def _require_loss_and_results(L, desired_results):
     for x in [L, *desired_results]:
         computed_here = x.epoch == _tape_epoch and x.name in names_on_tape
         if not (x.is_leaf or computed_here):
-            raise ValueError(
-                f"grad: {x.name} is not on the tape. It was computed before "
-                "the last "
-                "reset_tape(), or by code that recorded no TapeEntry: "
-                "compute it again "
-                "after reset_tape(), with the engine's operators."
-            )
+            raise _not_on_tape("grad", x.name)
         _require_one_value_per_name("grad", x, claim=False)
 
 
