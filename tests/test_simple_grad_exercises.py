@@ -77,6 +77,10 @@ def test_check_square_names_each_mistake(tape_chapter):
     assert "ignores dL_dr" in says(check, square_with(lambda g, x: x + x))
     off_tape = square_with(lambda g, x: Variable(g.value * 2 * x.value))
     assert "cannot be differentiated" in says(check, off_tape)
+    # right first gradient, but dL_dr taken off the tape: only a loss whose
+    # dL_dr depends on x tells it apart
+    detached_dL_dr = square_with(lambda g, x: Variable(g.value) * (x + x))
+    assert "cannot be differentiated" in says(check, detached_dL_dr)
     raw_tensor = square_with(lambda g, x: g.value * 2 * x.value)
     assert "propagate returned a Tensor" in says(check, raw_tensor)
     assert "the multiplication's (x * x)" in says(check, lambda x: x * x)
@@ -396,6 +400,20 @@ def test_check_backward_pass_names_each_mistake(compiler_chapter):
         return backward
 
     assert "has shape (), not (3,)" in says(check, sum_without_expand)
+
+    def seed_without_expand(forward):
+        # the solution with the seed's expand left out: the 0-d seed reaches a
+        # product with a vector, and broadcasting makes every gradient right
+        backward = backward_pass(forward)
+        for node in list(backward.graph.nodes):
+            if node.target is aten.expand.default:
+                if node.args[0].target is aten.ones_like.default:
+                    node.replace_all_uses_with(node.args[0])
+                    backward.graph.erase_node(node)
+        backward.recompile()
+        return backward
+
+    assert "right only because aten broadcasts" in says(check, seed_without_expand)
     assert "Correct" in says(check, backward_pass)
 
 
