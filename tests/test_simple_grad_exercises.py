@@ -293,6 +293,27 @@ def test_check_why_none_and_check_none_at_top_name_their_mistakes(aggregate_chap
     says_instead = says(ns["check_none_at_top"], grad_with_raw_zeros)
     assert "something not a Variable" in says_instead and "None" not in says_instead
 
+    def grad_with_zeros_of_the_loss_shape(L, desired_results):
+        # the mistake of making the stand-in zeros with L's shape, (), not the
+        # shape of the gradient the entry received
+        Variable = ns["Variable"]
+        dL_d = {L.name: Variable(torch.ones_like(L.value))}
+        for entry in reversed(tape):
+            received = [dL_d.get(name) for name in entry.outputs]
+            if all(g is None for g in received):
+                continue
+            received = [
+                Variable.constant(torch.zeros_like(L.value)) if g is None else g
+                for g in received
+            ]
+            for name, g in zip(entry.inputs, entry.propagate(received)):
+                if g is not None:
+                    dL_d[name] = dL_d[name] + g if name in dL_d else g
+        return [dL_d.get(x.name) for x in desired_results]
+
+    told = says(ns["check_none_at_top"], grad_with_zeros_of_the_loss_shape)
+    assert "need the shape of the gradient the entry did receive" in told
+
 
 @pytest.fixture(scope="module")
 def side_by_side_chapter():
@@ -341,6 +362,25 @@ def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
         return (r * dL0_da).sum()
 
     assert "does not use dL0_db" in says(ns["check_second_pass"], uses_only_dL0_da)
+
+    def first_gradient_of_a_alone(r, dL0_da, dL0_db):
+        return (dL0_da * dL0_da).sum()  # reaches neither r nor t
+
+    told = says(ns["check_second_pass"], first_gradient_of_a_alone)
+    assert "must use r or dL0_db" in told
+
+    def matmul_off_tape(A, B):  # right first gradients, raw products wrapped
+        R = Variable(A.value @ B.value)
+
+        def propagate(gradients):
+            (dR,) = gradients
+            return [Variable(dR.value @ B.value.T), Variable(A.value.T @ dR.value)]
+
+        ns["gradient_tape"].append(TapeEntry([A.name, B.name], [R.name], propagate))
+        return R
+
+    told = says(ns["check_matmul"], matmul_off_tape)
+    assert "Second gradient for A differs" in told and "not from .value" in told
 
 
 @pytest.fixture(scope="module")
