@@ -236,8 +236,9 @@ def draw_tape(
     ranges of tape positions; each phase name gets its own fill and border. The positions in
     ``unneeded`` are greyed out. ``show_captured`` also draws, with a red dashed edge, every
     Variable an entry's backward rule keeps that is neither an input nor an output of that
-    entry: an orphaned value, whose path the second backward cannot follow (once a backward
-    has run, other entries may read it, so the test is per entry, not per tape).
+    entry. Such a value is an orphan, whose path the second backward cannot follow, if no
+    entry wrote it; one that another entry wrote is drawn too, though its path is on the tape
+    (the test looks at one entry at a time).
     ``compact`` packs a large tape tighter, with "mul" for "operator_mul" in the boxes.
     ``max_width`` (in points, as the SVG's width) scales a wider drawing down to that width, so
     that it fits a page's column; a narrower drawing keeps its size.
