@@ -198,8 +198,9 @@ PHASE_STYLES = [
         "light blue, dashed border",
     ),
     (
-        {"style": "filled,bold", "fillcolor": "orange", "penwidth": "2"},
-        "orange, bold border",
+        # not orange: in torchviz's graphs orange marks a saved tensor
+        {"style": "filled,bold", "fillcolor": "plum", "penwidth": "2"},
+        "plum, bold border",
     ),
     (
         {"style": "filled", "fillcolor": "palegreen", "peripheries": "2"},
