@@ -229,17 +229,21 @@ def test_a_wrapped_report_puts_the_verdict_on_its_own_line(clock):
     assert len(lines) == 3 and lines[2].strip().startswith("vs modules: ~3x")
 
 
-def test_time_by_operator_measures_each_operator_that_ran():
+def test_calls_by_operator_counts_what_a_plain_run_runs():
     big = torch.ones(200_000, dtype=torch.float64)
+    small = torch.ones(3, dtype=torch.float64)
 
     def convert_and_add():
-        return big.to(torch.float32) + 1
+        total = big.to(torch.float32) + 1
+        total.add_(1)  # in place: a TorchDispatchMode would not change the profiler's view
+        return total, small + 1
 
-    by_operator = timing.time_by_operator(convert_and_add, repeat=3)
-    assert {"aten::_to_copy", "aten::copy_", "aten::add"} <= set(by_operator)
-    assert 0 < by_operator["aten::copy_"] < 1
-    assert "aten::mul" not in by_operator
+    calls = timing.calls_by_operator(convert_and_add)
+    assert calls["aten::add"] == 2 and calls["aten::add_"] == 1
+    assert calls["aten::_to_copy"] >= 1 and "aten::mul" not in calls
+    full_size = timing.calls_by_operator(convert_and_add, numel=200_000)
+    assert full_size["aten::add"] == 1 and full_size["aten::add_"] == 1
     with pytest.raises(TypeError, match="function to call"):
-        timing.time_by_operator(3)
-    with pytest.raises(ValueError, match="repeat >= 1"):
-        timing.time_by_operator(convert_and_add, repeat=0)
+        timing.calls_by_operator(3)
+    with pytest.raises(ValueError, match="count of elements"):
+        timing.calls_by_operator(convert_and_add, numel=-1)

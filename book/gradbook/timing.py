@@ -169,32 +169,35 @@ def compare_times(candidates, *, baseline, rounds=15, warmup=2, threads=1, block
     return Comparison(samples, baseline, cpu_seconds, calls)
 
 
-def time_by_operator(run, *, repeat=5):
-    """Seconds per call of ``run()`` spent in each operator that ran, by profiler name
-    ("aten::mul"), averaged over ``repeat`` calls: its self time, without the operators it
-    calls, so that nested calls (forward mode's tangent arithmetic runs inside the primal
-    operator) are not counted twice, and the seconds add up to the run's.
+def calls_by_operator(run, *, numel=None):
+    """How many times each operator ran during one call of ``run()``, by profiler name
+    ("aten::add_"); with ``numel``, only the calls whose first input has that many elements.
 
     torch.profiler records the operators as they run; unlike a TorchDispatchMode it does not
     change which operators run (under a mode, the engine's in-place accumulations become
-    out-of-place adds).
+    out-of-place adds), so it counts what a plain run does.
     """
+    import collections
+
     from torch.profiler import ProfilerActivity, profile
 
     from .memory import _quiet_file_descriptor
 
     if not callable(run):
-        raise TypeError(f"time_by_operator: expected a function to call, got {type(run).__name__}.")
-    if repeat < 1:
-        raise ValueError(f"time_by_operator: need repeat >= 1, got {repeat}.")
+        raise TypeError(f"calls_by_operator: expected a function to call, got {type(run).__name__}.")
+    if numel is not None and (not isinstance(numel, int) or numel < 0):
+        raise ValueError(f"calls_by_operator: numel must be a count of elements, got {numel!r}.")
     with _quiet_file_descriptor(2):  # Kineto's start and stop lines stay off the page
-        with profile(activities=[ProfilerActivity.CPU]) as profiler:
-            for _ in range(repeat):
-                run()
-    seconds = {}
-    for event in profiler.key_averages():
-        seconds[event.key] = seconds.get(event.key, 0.0) + event.self_cpu_time_total / 1e6 / repeat
-    return seconds
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=numel is not None) as profiler:
+            run()
+    calls = collections.Counter()
+    for event in profiler.events():
+        if numel is not None:
+            shapes = event.input_shapes
+            if not shapes or math.prod(shapes[0]) != numel or not shapes[0]:
+                continue
+        calls[event.name] += 1
+    return calls
 
 
 def _calls_per_block(function, block_seconds):
