@@ -208,7 +208,10 @@ def test_no_verdict_when_other_processes_took_the_core(monkeypatch):
     assert "vs modules: ~(measured)x" in sanitize(result.report())
 
 
-def test_cpu_share_is_about_one_when_the_thread_runs_alone():
+def test_cpu_share_on_the_real_clocks_is_a_fraction_of_the_wall_time():
+    """On the real clocks the share is this thread's CPU time over the wall time: above 0 and
+    at most about 1. How close to 1 depends on what else the machine runs, so the exact values
+    are tested with the fake clock above, not here."""
     def spin():
         total = 0
         for i in range(20_000):
@@ -217,7 +220,7 @@ def test_cpu_share_is_about_one_when_the_thread_runs_alone():
 
     result = compare_times({"a": spin, "b": spin}, baseline="a", rounds=4, warmup=1,
                            block_seconds=0.005)
-    assert 0.5 < result.cpu_share() <= 1.05
+    assert 0 < result.cpu_share() <= 1.05
 
 
 def test_a_wrapped_report_puts_the_verdict_on_its_own_line(clock):
