@@ -1,4 +1,6 @@
 """Simple Grad refuses bad input with a message that names the mistake and the fix."""
+import weakref
+
 import pytest
 import torch
 
@@ -160,3 +162,59 @@ def test_a_kept_leaf_cannot_meet_a_new_value_with_its_name(quiet):
     reset_tape()
     with pytest.raises(ValueError, match=r"two different values are named 'v0'"):
         unnamed_old * unnamed_old  # its result would be the new tape's v0
+
+
+@pytest.mark.timeout(10)
+def test_a_kept_unnamed_leaf_meets_the_new_v0_after_it_was_freed(quiet):
+    # v0 = x + y is read only by +, whose rule keeps nothing, so it is freed at once.
+    # A record that forgot freed values let old (also v0) share its gradient:
+    # dL/dx came out [13, 18] instead of torch's [2, 4], with no error.
+    old = Variable.constant(torch.tensor([1.0, 2.0], dtype=torch.float64))
+    assert old.name == "v0"
+    reset_tape()
+    x, y = vector("x", 3.0, 4.0), vector("y", 5.0, 6.0)
+    s = (x + y) + x
+    with pytest.raises(ValueError, match=r"operator \*: two different values are named 'v0'"):
+        s * old
+
+
+@pytest.mark.timeout(10)
+def test_grad_refuses_a_kept_leaf_whose_name_a_freed_value_held(quiet):
+    # the tape never reads old, yet grad(L, [old]) returned v0's gradient [1, 1]
+    old = Variable.constant(torch.tensor([1.0, 2.0], dtype=torch.float64))
+    reset_tape()
+    x = vector("x", 3.0, 4.0)
+    L = (x + x).sum()  # v0 = x + x is freed at once
+    with pytest.raises(ValueError, match=r"grad: two different values are named 'v0'"):
+        grad(L, [old])
+
+
+@pytest.mark.timeout(10)
+def test_a_kept_named_leaf_meets_a_new_temporary_with_its_name(quiet):
+    # the new "a" is read only by +, so it is freed before grad runs; grad(L, [a_old])
+    # returned its gradient [1, 1]
+    a_old = vector("a", 1.0, 2.0)
+    reset_tape()
+    b = vector("b", 3.0, 4.0)
+    L = (vector("a", 10.0, 20.0) + b * b).sum()
+    with pytest.raises(ValueError, match=r"grad: two different values are named 'a'"):
+        grad(L, [a_old])
+
+
+@pytest.mark.timeout(10)
+def test_the_record_of_names_keeps_no_value_alive(quiet):
+    # a value read only by + or sum is freed when the caller lets go of it: their
+    # rules keep no Variable, and the record of names keeps serial numbers
+    a = vector("a", 1.0, 2.0)
+    for reader in (lambda value: value + a, lambda value: value.sum()):
+        value = a * a
+        kept = weakref.ref(value)
+        result = reader(value)
+        del value
+        assert kept() is None and result is not None
+
+
+@pytest.mark.timeout(10)
+def test_a_name_is_a_string(quiet):
+    with pytest.raises(TypeError, match=r"name=3: a name is a str"):
+        Variable.constant(torch.tensor(1.0), name=3)

@@ -6,16 +6,17 @@ book/simple_grad_1_tape.ipynb, where it is explained; edit the chapter, then run
 """
 
 import contextlib
-import weakref
+import itertools
 
 import torch
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
 _next_index = 0  # the number in the next fresh name
 _names_given = set()  # names chosen by the caller since the last reset_tape()
-# name -> the one Variable with that name on this tape (weak references:
-# the map keeps nothing alive)
-_value_named = weakref.WeakValueDictionary()
+_serials = itertools.count()  # every Variable gets the next one, for life
+# name -> serial of the one value that holds it on this tape (a number keeps
+# no value alive, and outlives a value that was freed)
+_serial_named: Dict[str, int] = {}
 
 
 def fresh_name() -> str:
@@ -58,7 +59,7 @@ def reset_tape():
     global _next_index, _tape_epoch
     gradient_tape.clear()
     _names_given.clear()
-    _value_named.clear()
+    _serial_named.clear()
     _next_index = 0
     _tape_epoch += 1
 
@@ -74,6 +75,7 @@ class Variable:
         else:
             _require_new_name(name)  # gradients are filed by name
         self.name = name
+        self.serial = next(_serials)  # tells apart two values with one name
         _require_one_value_per_name("a new value", self)
         # for the engine's checks: an input? made on which tape?
         self.is_leaf = False  # True only for values made by Variable.constant
@@ -193,6 +195,10 @@ def _require_tensor(value):
 
 
 def _require_new_name(name):
+    if not isinstance(name, str):
+        raise TypeError(
+            f"name={name!r}: a name is a str, such as 'a' or 'L0'."
+        )
     # two values with one name would share one gradient, silently
     fresh = name[:1] == "v" and name[1:].isdigit()
     if fresh or name in _names_given:
@@ -233,11 +239,13 @@ def _not_on_tape(where, name):
 
 def _require_one_value_per_name(where, value, claim=True):
     # a leaf kept across reset_tape() can meet a new value with its name (a
-    # new leaf "a", or a fresh v0): refuse, or both would share one gradient
-    holder = _value_named.get(value.name)
+    # new leaf "a", or a fresh v0): refuse, or both would share one gradient.
+    # The first value made or used under a name holds it until reset_tape(),
+    # even once it is freed (as a value that only + or sum reads soon is).
+    holder = _serial_named.get(value.name)
     if holder is None and claim:
-        _value_named[value.name] = value
-    elif holder is not None and holder is not value:
+        _serial_named[value.name] = value.serial
+    elif holder is not None and holder != value.serial:
         raise ValueError(
             f"{where}: two different values are named {value.name!r} on "
             "this tape, and the tape files gradients by name. One was made "
