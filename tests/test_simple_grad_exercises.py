@@ -174,6 +174,14 @@ def test_check_third_order_and_check_pruning_name_their_mistakes(second_order_ch
 
     assert "differs from torch.autograd" in says(ns["check_third_order"], second_order_only)
     assert "Correct" in says(ns["check_third_order"], ns["third_order"])
+
+    chapter_a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+
+    def ignores_its_arguments(a_value, b_value):  # uses the chapter's 3-element a, b
+        return ns["third_order"](chapter_a, chapter_a + 1)
+
+    told = says(ns["check_third_order"], ignores_its_arguments)  # allclose raised
+    assert "has shape (3,), not (4,)" in told and "a_value and b_value passed in" in told
     assert "Asked for a alone it ran 5 rules" in says(ns["check_pruning"], ns["grad"])
 
     def drops_everything(L, desired_results):
