@@ -201,6 +201,8 @@ def test_an_orphan_is_still_found_after_a_backward_reads_it():
     assert [orphan["name"] for orphan in graph.orphans] == [t.name]
     # t is drawn once, as the value the backward reads, joined to #0 by the captured line
     assert "kept, not declared" not in graph.svg and "captured" in graph.svg
+    # no entry wrote t: its one node is red and dashed, as a new orphan's is
+    assert graph.svg.count('stroke="#cd0000"') >= 2  # the line and t's ellipse
 
 
 def test_a_captured_value_on_the_tape_is_no_orphan():

@@ -337,9 +337,13 @@ def draw_tape(
                     orphans.append({"position": position, "variable": variable,
                                     "name": kept.name})
     drawn_apart = 0  # orphans that no entry reads get a node of their own
+    written = {name for entry in entries for name in entry.outputs}
     for orphan in orphans:
-        # a value that later entries read is drawn once: the captured line joins it
+        # a value that later entries read is drawn once: the captured line joins it,
+        # and it is red and dashed too when no entry wrote it (its path is lost)
         target = values.get(orphan["name"])
+        if target is not None and orphan["name"] not in written:
+            dot.node(target, **CAPTURED_STYLE)
         if target is None:
             target = f"orphan{drawn_apart}"
             drawn_apart += 1
