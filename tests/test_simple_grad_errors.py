@@ -123,6 +123,16 @@ def test_only_a_scalar_can_be_expanded(quiet):
         a.expand((2, 3))
 
 
+def test_expand_takes_a_shape_as_torch_does(quiet):
+    s = vector("a", 1.0, 2.0).sum(name="s")
+    assert s.expand(2, 3).value.shape == s.expand((2, 3)).value.shape == (2, 3)
+    assert s.expand(3).value.shape == (3,)
+    with pytest.raises(TypeError, match=r"s\.expand\(2\.5\): give the new shape as ints"):
+        s.expand(2.5)
+    with pytest.raises(TypeError, match=r"s\.expand\(\(2, 'x'\)\): give the new shape"):
+        s.expand(2, "x")
+
+
 @pytest.mark.timeout(10)
 def test_two_values_cannot_share_a_name(quiet):
     # gradients are filed by name: a leaf named like a fresh name, or two leaves

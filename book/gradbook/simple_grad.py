@@ -111,8 +111,8 @@ class Variable:
     def sum(self, name: Optional[str] = None) -> "Variable":
         return operator_sum(self, name)
 
-    def expand(self, sizes) -> "Variable":
-        return operator_expand(self, sizes)
+    def expand(self, *sizes) -> "Variable":  # expand(2, 3) or expand((2, 3))
+        return operator_expand(self, sizes[0] if len(sizes) == 1 else sizes)
 
 
 class TapeEntry(NamedTuple):
@@ -266,8 +266,16 @@ def _require_pointwise_operands(operator, lhs, rhs):
         )
 
 
-def _require_scalar_to_expand(x, shape):
+def _require_scalar_to_expand(x, sizes):
+    # returns the new shape as a torch.Size
     _require_variables("expand", x)
+    try:
+        shape = torch.Size([sizes] if isinstance(sizes, int) else sizes)
+    except TypeError:
+        raise TypeError(
+            f"{x.name}.expand({sizes!r}): give the new shape as ints, as "
+            f"in {x.name}.expand(3) or {x.name}.expand(2, 3)."
+        ) from None
     if x.value.dim() != 0:
         raise ValueError(
             f"{x.name}.expand({', '.join(map(str, shape))}): only a scalar "
@@ -276,6 +284,7 @@ def _require_scalar_to_expand(x, shape):
             f"{tuple(x.value.shape)}. Call "
             f"{x.name}.sum() first, or expand a scalar."
         )
+    return shape
 
 
 def _require_loss_and_results(L, desired_results):
@@ -335,8 +344,7 @@ def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
 
 
 def operator_expand(x: Variable, sizes) -> Variable:
-    shape = torch.Size([sizes] if isinstance(sizes, int) else sizes)
-    _require_scalar_to_expand(x, shape)
+    shape = _require_scalar_to_expand(x, sizes)  # a torch.Size
     r = Variable(x.value.expand(shape))
     trace("{} = {}.expand({})", r.name, x.name, ", ".join(map(str, shape)))
 
