@@ -238,6 +238,22 @@ def test_bad_drawing_options_say_what_is_wrong(kwargs, error, expected):
         draw_tape(tape, **kwargs)
 
 
+def test_parts_of_one_tape_keep_their_phase_styles_with_phase_order():
+    tape, (forward, first, middle, second) = record_two_orders()
+    phases = [("forward", 0, forward), ("first backward", forward, first),
+              ("forward", first, middle), ("second backward", middle, second)]
+    order = ["forward", "first backward", "second backward"]
+    # without phase_order the second part's first phase would take grey
+    alone = draw_tape(tape[middle:], middle, phases=phases)
+    assert fill_of(alone.svg, f"#{middle} operator_expand") == "lightgrey"
+    part = draw_tape(tape[middle:], middle, phases=phases, phase_order=order)
+    assert fill_of(part.svg, f"#{middle} operator_expand") == "plum"
+    assert list(part.phase_styles) == order  # the key covers every part
+    assert "forward (grey" not in part.description  # only what is drawn
+    with pytest.raises(ValueError, match="phase_order must list every phase drawn"):
+        draw_tape(tape[middle:], middle, phases=phases, phase_order=["forward"])
+
+
 def test_too_many_phase_names_are_refused():
     tape, _ = record_two_orders()
     phases = [(f"p{i}", i, i + 1) for i in range(5)]

@@ -227,6 +227,7 @@ def draw_tape(
     show_captured=False,
     compact=False,
     max_width=None,
+    phase_order=None,
 ):
     """Draw a Simple Grad tape: a box per entry, an ellipse per value, inputs -> entry -> outputs.
 
@@ -243,6 +244,10 @@ def draw_tape(
     ``compact`` packs a large tape tighter, with "mul" for "operator_mul" in the boxes.
     ``max_width`` (in points, as the SVG's width) scales a wider drawing down to that width, so
     that it fits a page's column; a narrower drawing keeps its size.
+    ``phase_order`` names every phase of the tape in the order the styles are handed out (by
+    default, the order the drawn entries meet them). Drawings of parts of one tape that pass
+    the same list give each phase the same style, and each drawing's key
+    (``phase_styles``, read by ``tape_legend``) then lists every phase of the list.
     """
     entries = _check_entries(entries)
     message = (f"draw_tape: first_index must be a non-negative int (the position of the first "
@@ -282,6 +287,20 @@ def draw_tape(
             f"draw_tape: at most {len(PHASE_STYLES)} distinct phase names can be told apart, "
             f"got {len(phase_names)}: {phase_names}; give phases that belong together one name."
         )
+    if phase_order is not None:
+        if not isinstance(phase_order, (list, tuple)) or not set(phase_names) <= set(
+            phase_order
+        ):
+            raise ValueError(
+                f"draw_tape: phase_order must list every phase drawn ({phase_names}), "
+                f"got {phase_order!r}."
+            )
+        phase_names = list(dict.fromkeys(phase_order))
+        if len(phase_names) > len(PHASE_STYLES):
+            raise ValueError(
+                f"draw_tape: at most {len(PHASE_STYLES)} distinct phase names can be told "
+                f"apart, got {len(phase_names)} in phase_order."
+            )
     style_of = {name: PHASE_STYLES[i] for i, name in enumerate(phase_names)}
     written_by_unneeded = {
         name
@@ -359,9 +378,10 @@ def draw_tape(
         f"Simple Grad tape with {len(entries)} entries and {len(values)} values. "
         + "; ".join(steps) + "."
     ]
-    if phase_names:
+    drawn_phases = list(dict.fromkeys(phase_of.values()))
+    if drawn_phases:
         sentences.append("Phases: " + "; ".join(
-            f"{name} ({style_of[name][1]})" for name in phase_names) + ".")
+            f"{name} ({style_of[name][1]})" for name in drawn_phases) + ".")
     if unneeded:
         sentences.append(f"{len(unneeded)} entries greyed out (white, dotted grey border).")
     if gradients:

@@ -314,8 +314,8 @@ def tape_legend(drawing, not_run=None):
     if greyed:
         styles.append(("not_run", not_run, UNNEEDED_STYLE))
         keys.append(f"{not_run}: white, dotted grey border")
-    rows = [styles[start:start + 3] for start in range(0, len(styles), 3)]
-    for row_styles in rows:  # at most three side by side, to fit a page
+    rows = [styles[start:start + 2] for start in range(0, len(styles), 2)]
+    for row_styles in rows:  # at most two side by side, to fit a phone's width
         with legend.subgraph() as row:
             row.attr(rank="same")
             for node, label, style in row_styles:
