@@ -314,8 +314,14 @@ def tape_legend(drawing, not_run=None):
     if greyed:
         styles.append(("not_run", not_run, UNNEEDED_STYLE))
         keys.append(f"{not_run}: white, dotted grey border")
-    rows = [styles[start:start + 2] for start in range(0, len(styles), 2)]
-    for row_styles in rows:  # at most two side by side, to fit a phone's width
+    rows = []  # at most two keys side by side, a long one alone: a phone's width
+    for style in styles:
+        long = len(style[1]) > 24
+        if rows and len(rows[-1]) < 2 and not long and len(rows[-1][0][1]) <= 24:
+            rows[-1].append(style)
+        else:
+            rows.append([style])
+    for row_styles in rows:
         with legend.subgraph() as row:
             row.attr(rank="same")
             for node, label, style in row_styles:
@@ -330,7 +336,7 @@ def tape_legend(drawing, not_run=None):
         row.edge("read", "entry")
         row.edge("entry", "written")
     if styles:  # the arrows go below the styles
-        legend.edge(rows[-1][0][0], "read", style="invis")
+        legend.edge(rows[-1][0][0], "entry", style="invis")
     keys.append("an arrow goes from a value an entry reads to the entry, "
                 "and from the entry to a value it writes")
     svg = legend.pipe(format="svg", encoding="utf-8")
