@@ -266,11 +266,17 @@ def _require_pointwise_operands(operator, lhs, rhs):
         )
 
 
+def _as_shape(sizes):
+    """expand's sizes as torch takes them (3, or 2, 3, or (2, 3))."""
+    return torch.Size([sizes] if isinstance(sizes, int) else sizes)
+
+
 def _require_scalar_to_expand(x, sizes):
-    # returns the new shape as a torch.Size
+    # Only checks, like every _require_ (Double backward at work times the
+    # engine with all of them made no-ops): operator_expand builds the shape.
     _require_variables("expand", x)
     try:
-        shape = torch.Size([sizes] if isinstance(sizes, int) else sizes)
+        shape = _as_shape(sizes)
     except TypeError:
         raise TypeError(
             f"{x.name}.expand({sizes!r}): give the new shape as ints, as "
@@ -284,7 +290,6 @@ def _require_scalar_to_expand(x, sizes):
             f"{tuple(x.value.shape)}. Call "
             f"{x.name}.sum() first, or expand a scalar."
         )
-    return shape
 
 
 def _require_loss_and_results(L, desired_results):
@@ -344,7 +349,8 @@ def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
 
 
 def operator_expand(x: Variable, sizes) -> Variable:
-    shape = _require_scalar_to_expand(x, sizes)  # a torch.Size
+    _require_scalar_to_expand(x, sizes)
+    shape = _as_shape(sizes)
     r = Variable(x.value.expand(shape))
     trace("{} = {}.expand({})", r.name, x.name, ", ".join(map(str, shape)))
 
