@@ -12,11 +12,6 @@ import torch
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
 _next_index = 0  # the number in the next fresh name
-_names_given = set()  # names chosen by the caller since the last reset_tape()
-_serials = itertools.count()  # every Variable gets the next one, for life
-# name -> serial of the one value that holds it on this tape (a number keeps
-# no value alive, and outlives a value that was freed)
-_serial_named: Dict[str, int] = {}
 
 
 def fresh_name() -> str:
@@ -27,8 +22,22 @@ def fresh_name() -> str:
     return name
 
 
+# Bookkeeping for the engine's checks (the folded guard-rail cell below).
 # how many times reset_tape() ran: tells current values from stale ones
 _tape_epoch = 0
+_names_given = set()  # names chosen by the caller since the last reset_tape()
+_serials = itertools.count()  # every Variable gets the next one, for life
+# name -> serial of the one value that holds it on this tape (a number keeps
+# no value alive, and outlives a value that was freed)
+_serial_named: Dict[str, int] = {}
+
+
+def _mark_for_checks(variable):
+    """Give a new Variable what the checks read: a serial number, which
+    tells apart two values with one name, and the tape it was made on."""
+    variable.serial = next(_serials)
+    variable.epoch = _tape_epoch
+    _require_one_value_per_name("a new value", variable)
 
 _tracing = True  # False inside quiet_trace()
 
@@ -75,11 +84,8 @@ class Variable:
         else:
             _require_new_name(name)  # gradients are filed by name
         self.name = name
-        self.serial = next(_serials)  # tells apart two values with one name
-        _require_one_value_per_name("a new value", self)
-        # for the engine's checks: an input? made on which tape?
         self.is_leaf = False  # True only for values made by Variable.constant
-        self.epoch = _tape_epoch
+        _mark_for_checks(self)  # for the engine's checks (folded cell above)
 
     @staticmethod
     def constant(
