@@ -40,6 +40,12 @@ def test_first_line_of_error_keeps_type_and_first_line():
     assert str(error.value) == "what went wrong"
 
 
+def test_first_line_of_error_says_when_no_error_came():
+    with pytest.raises(AssertionError, match="raised no error"):
+        with first_line_of_error():
+            pass
+
+
 class TwoPartError(Exception):
     """An exception whose constructor needs more than a message."""
 

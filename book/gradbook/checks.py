@@ -63,6 +63,10 @@ def first_line_of_error(width=None, lines=1):
     them, spread the cause over the next lines: ``lines`` keeps those too. With ``width`` (79
     for a page), each kept line is also wrapped so that the error as IPython shows it,
     ``Type: line``, fits in that many columns instead of running off the right edge.
+
+    The block is meant to fail: if it ends without an error (on another torch release, say),
+    an AssertionError says so, so that a page never shows a call succeeding silently under
+    prose that describes its error.
     """
     if isinstance(lines, bool) or not isinstance(lines, int) or lines < 1:
         raise ValueError(
@@ -81,6 +85,10 @@ def first_line_of_error(width=None, lines=1):
             # fail for types whose constructor takes more than a message.
             error.args = ("\n".join(kept),)
         raise error.with_traceback(None) from None
+    raise AssertionError(
+        "first_line_of_error: the block raised no error, where the page expects one; this "
+        "torch release may behave differently from the one the page was run with."
+    )
 
 
 def _wrapped(lines, width, type_name):
