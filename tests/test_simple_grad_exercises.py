@@ -390,6 +390,25 @@ def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
     told = says(ns["check_matmul"], matmul_off_tape)
     assert "Second gradient for A differs" in told and "not from .value" in told
 
+    def one_product(a, b):
+        return (a * b).sum()
+
+    def reads_a_twice(a, b):  # the same nodes and arrow labels, other inputs
+        return ((a * b) * a).sum()
+
+    def operands_swapped(a, b):  # the orange tensor becomes the 'other'
+        return (b * (a * b)).sum()
+
+    def mystery(a, b):
+        return ((a * b) * b).sum()
+
+    check = ns["check_mystery"]
+    assert "backward nodes" in says(check, one_product)
+    assert "other arrows" in says(check, reads_a_twice)
+    assert "other saved tensors" in says(check, operands_swapped)
+    assert "It fails on tensors" in says(check, lambda a, b: a.value.sum())
+    assert "Right" in says(check, mystery)
+
 
 @pytest.fixture(scope="module")
 def compiler_chapter():
