@@ -6,6 +6,7 @@ message written for that mistake. A checker that accepts the wrong answer would 
 believe a broken solution works.
 """
 import contextlib
+import functools
 import io
 
 import nbformat
@@ -501,32 +502,70 @@ def test_compiled_backwards_checkers_name_their_mistakes():
     assert "multiplications by 1.0 are left" in says(check_peephole, lambda g: g)
     assert "The gradients changed" in says(check_peephole, drop_every_constant_factor)
     check_dispatcher = ns["check_dispatcher"]
-    specialise = ns["specialise"]
+
+    def specialise(backward, undefined):
+        # looked up at each call, as a reader's code in the chapter does
+        return ns["specialise"](backward, undefined)
+
     assert "run fails" in says(check_dispatcher, lambda backward: specialise(backward, set()))
 
     def without_cache(backward):
-        names = [n.name for n in backward.graph.find_nodes(op="placeholder")]
-
-        def run(*inputs):
-            pattern = {name for name, x in zip(names, inputs) if x is None}
-            return specialise(backward, pattern)(*inputs)
-
-        return run
-
-    assert "run.cache should hold" in says(check_dispatcher, without_cache)
-
-    def specialising_every_call(backward):
-        # keeps a cache of the right size, but builds each graph again on every call
+        # caches the graphs, but not in run.cache
         names = [n.name for n in backward.graph.find_nodes(op="placeholder")]
         cache = {}
 
         def run(*inputs):
             pattern = frozenset(name for name, x in zip(names, inputs) if x is None)
-            cache[pattern] = specialise(backward, pattern)
+            if pattern not in cache:
+                cache[pattern] = specialise(backward, pattern)
             return cache[pattern](*inputs)
+
+        return run
+
+    assert "run.cache should hold" in says(check_dispatcher, without_cache)
+
+    def specialising_every_call(backward, keep_first=False):
+        # a cache of the right size, but each graph built again on every call;
+        # keep_first stores only the first graph, so the cache never changes
+        names = [n.name for n in backward.graph.find_nodes(op="placeholder")]
+        cache = {}
+
+        def run(*inputs):
+            pattern = frozenset(name for name, x in zip(names, inputs) if x is None)
+            graph = specialise(backward, pattern)
+            if keep_first:
+                graph = cache.setdefault(pattern, graph)
+            cache[pattern] = graph
+            return graph(*inputs)
 
         run.cache = cache
         return run
 
     assert "was built again" in says(check_dispatcher, specialising_every_call)
+    keeping_first = functools.partial(specialising_every_call, keep_first=True)
+    assert "was built again" in says(check_dispatcher, keeping_first)
     assert "Correct" in says(check_dispatcher, ns["make_dispatcher"])
+
+
+@pytest.mark.timeout(120)
+def test_specialise_drops_a_known_zero_only_from_a_plain_addition():
+    ns = chapter_namespace("compiled_backwards.ipynb", "specialise")
+    aten, specialise = ns["aten"], ns["specialise"]
+
+    def addition(y_shape, **kwargs):
+        # backward(x, y) = (x + y,), with shapes where a partition records them
+        graph = torch.fx.Graph()
+        x, y = graph.placeholder("x"), graph.placeholder("y")
+        total = graph.call_function(aten.add.Tensor, (x, y), kwargs)
+        x.meta["val"], y.meta["val"] = torch.zeros(3), torch.zeros(y_shape)
+        total.meta["val"] = torch.zeros(3)
+        graph.output((total,))
+        return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+    y = torch.tensor([1.0, 2.0, 3.0])
+    (plain,) = specialise(addition((3,)), {"x"})(None, y)
+    assert plain is y  # 0 + y is y itself
+    with pytest.raises(NotImplementedError):  # 0 + 2 * y is not y
+        specialise(addition((3,), alpha=2), {"x"})
+    with pytest.raises(NotImplementedError):  # y would keep its shape ()
+        specialise(addition(()), {"x"})
