@@ -524,3 +524,33 @@ def test_a_penalty_check_whose_gradgradcheck_raised_offers_no_kink():
     (problem,) = penalty_problems(SquareWritesIntoGradOut.apply, square, x)
     assert problem.startswith("second derivatives: gradgradcheck fails (backward raised")
     assert "jumps" not in problem and "cannot trace" not in problem
+
+
+class SinhCombined(torch.autograd.Function):  # right, but ctx first in forward
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sinh(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.cosh(x)
+
+
+def test_split_style_refuses_a_combined_style_function():
+    assert penalty_problems(SinhCombined.apply, torch.sinh, leaf(3)) == []
+    (problem,) = penalty_problems(SinhCombined.apply, torch.sinh, leaf(3), split_style=True)
+    assert problem.startswith("the Function is in the combined style")
+
+
+def test_split_style_accepts_a_split_function_and_its_subclasses():
+    for function in (SinhRecomputed, SinhWrongSlope):  # the style, not the maths
+        problems = penalty_problems(function.apply, torch.sinh, leaf(3), split_style=True)
+        assert not any("combined style" in p for p in problems)
+
+
+def test_split_style_needs_the_apply_of_a_function():
+    with pytest.raises(TypeError, match="split_style=True needs a Function's own apply"):
+        penalty_problems(lambda t: SinhRecomputed.apply(t), torch.sinh, leaf(3),
+                         split_style=True)

@@ -313,7 +313,7 @@ def _describe(error):
     return description
 
 
-def penalty_problems(function, reference, x):
+def penalty_problems(function, reference, x, split_style=False):
     """Plain-words problems with ``function`` under a gradient penalty; an empty list means none.
 
     ``function`` is what the reader wrote (a Function's ``apply``, or a small function around
@@ -326,6 +326,10 @@ def penalty_problems(function, reference, x):
     agree with the reference's?), then gradgradcheck; the first that fails stops the later ones.
     A gradgradcheck that disagrees with finite differences while the penalty agrees may mean
     an x where the first derivative jumps; one that raised is an error in backward.
+
+    With ``split_style=True``, ``function`` must be a Function's own ``apply``, and a Function
+    without a ``setup_context`` (the combined style, ``ctx`` first in ``forward``) is a
+    problem before any other check runs.
     """
     if not callable(function) or not callable(reference):
         raise TypeError(
@@ -333,6 +337,9 @@ def penalty_problems(function, reference, x):
             "penalty_problems(Softplus.apply, torch.nn.functional.softplus, x)."
         )
     _check_inputs((x,), caller="penalty_problems")
+    if split_style and not _has_setup_context(function):
+        return ["the Function is in the combined style (ctx first in forward): write forward "
+                "without ctx and save what backward needs in a setup_context static method"]
     try:
         values = function(x)
     except Exception as error:
@@ -372,6 +379,19 @@ def penalty_problems(function, reference, x):
             "Function? if not, " + untraceable
         ]
     return []
+
+
+def _has_setup_context(function):
+    """Whether ``function``, a Function's ``apply``, belongs to a class that defines
+    ``setup_context`` (itself or a parent below ``torch.autograd.Function``)."""
+    owner = getattr(function, "__self__", None)
+    if not (isinstance(owner, type) and issubclass(owner, torch.autograd.Function)):
+        raise TypeError(
+            "penalty_problems: split_style=True needs a Function's own apply (such as "
+            f"LogSigmoid.apply) to read its style; got {function!r}."
+        )
+    base = set(torch.autograd.Function.__mro__)
+    return any("setup_context" in vars(cls) for cls in owner.__mro__ if cls not in base)
 
 
 def _penalty_gradient(function, x):
