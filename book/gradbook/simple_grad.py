@@ -22,23 +22,7 @@ def fresh_name() -> str:
     return name
 
 
-# Bookkeeping for the engine's checks (the folded guard-rail cell below).
-# how many times reset_tape() ran: tells current values from stale ones
-_tape_epoch = 0
-_names_given = set()  # names chosen by the caller since the last reset_tape()
-_serials = itertools.count()  # every Variable gets the next one, for life
-# name -> serial of the one value that holds it on this tape (a number keeps
-# no value alive, and outlives a value that was freed)
-_serial_named: Dict[str, int] = {}
-
-
-def _mark_for_checks(variable):
-    """Give a new Variable what the checks read: a serial number, which
-    tells apart two values with one name, and the tape it was made on."""
-    variable.serial = next(_serials)
-    variable.epoch = _tape_epoch
-    _require_one_value_per_name("a new value", variable)
-
+# The engine's tools: its trace, and a fresh tape.
 _tracing = True  # False inside quiet_trace()
 
 
@@ -71,6 +55,24 @@ def reset_tape():
     _serial_named.clear()
     _next_index = 0
     _tape_epoch += 1
+
+
+# Bookkeeping for the engine's checks (the folded guard-rail cell below).
+# how many times reset_tape() ran: tells current values from stale ones
+_tape_epoch = 0
+_names_given = set()  # names chosen by the caller since the last reset_tape()
+_serials = itertools.count()  # every Variable gets the next one, for life
+# name -> serial of the one value that holds it on this tape (a number keeps
+# no value alive, and outlives a value that was freed)
+_serial_named: Dict[str, int] = {}
+
+
+def _mark_for_checks(variable):
+    """Give a new Variable what the checks read: a serial number, which
+    tells apart two values with one name, and the tape it was made on."""
+    variable.serial = next(_serials)
+    variable.epoch = _tape_epoch
+    _require_one_value_per_name("a new value", variable)
 
 
 class Variable:
