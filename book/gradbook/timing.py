@@ -116,11 +116,10 @@ class Comparison:
             line = (f"{name:>{width}}: {format_time(median)} "
                     f"(IQR {format_time(low)} to {format_time(high)})")
             if name != self.baseline:
-                against = f"vs {self.baseline}: {self.verdict(name)}"
-                if not self.busy():  # a busy machine's ratios are not to be read at all
-                    ratio_low, _, ratio_high = self.ratio_quartiles(name)
-                    against += (f" (round by round IQR {format_ratio(ratio_low)} to "
-                                f"{format_ratio(ratio_high)})")
+                ratio_low, _, ratio_high = self.ratio_quartiles(name)
+                against = (f"vs {self.baseline}: {self.verdict(name)} "
+                           f"(round by round IQR {format_ratio(ratio_low)} to "
+                           f"{format_ratio(ratio_high)})")
                 line += f"\n{'':>{width}}  {against}" if wrap else f"; {against}"
             lines.append(line)
         return "\n".join(lines)
