@@ -66,9 +66,10 @@ def test_site_builds_with_warnings_as_errors(build):
 
 
 def graph_outputs(notebook):
-    """How many graphs (inline SVGs with a text alternative) the notebook's stored outputs hold."""
+    """How many graphs (inline SVGs with a text alternative) the notebook's stored outputs hold;
+    one output may hold several (two drawings side by side)."""
     return sum(
-        '<svg role="img"' in output.get("data", {}).get("text/html", "")
+        output.get("data", {}).get("text/html", "").count('<svg role="img"')
         for cell in notebook.cells
         if cell.cell_type == "code"
         for output in cell.outputs
