@@ -267,6 +267,9 @@ def backward_nodes_run(loss, inputs):
     return ran
 
 
+SHORT_LABEL = 24  # characters of a legend label that can share its row
+
+
 def tape_legend(drawing, not_run=None):
     """A key to a ``draw_tape`` drawing: one sample box per phase, in the drawing's own styles.
 
@@ -314,10 +317,14 @@ def tape_legend(drawing, not_run=None):
     if greyed:
         styles.append(("not_run", not_run, UNNEEDED_STYLE))
         keys.append(f"{not_run}: white, dotted grey border")
-    rows = []  # at most two keys side by side, a long one alone: a phone's width
+    # At most two keys side by side, and a long label alone: a legend a phone's
+    # width can show (two labels of SHORT_LABEL characters fit side by side).
+    def short(style):
+        return len(style[1]) <= SHORT_LABEL
+
+    rows = []
     for style in styles:
-        long = len(style[1]) > 24
-        if rows and len(rows[-1]) < 2 and not long and len(rows[-1][0][1]) <= 24:
+        if rows and len(rows[-1]) == 1 and short(rows[-1][0]) and short(style):
             rows[-1].append(style)
         else:
             rows.append([style])
