@@ -194,7 +194,8 @@ def calls_by_operator(run, *, numel=None):
     for event in profiler.events():
         if numel is not None:
             shapes = event.input_shapes
-            if not shapes or math.prod(shapes[0]) != numel or not shapes[0]:
+            # a 0-d first input (shape []) is a number, never a full-size tensor
+            if not shapes or not shapes[0] or math.prod(shapes[0]) != numel:
                 continue
         calls[event.name] += 1
     return calls
