@@ -57,24 +57,6 @@ def reset_tape():
     _tape_epoch += 1
 
 
-# Bookkeeping for the engine's checks (the folded guard-rail cell below).
-# how many times reset_tape() ran: tells current values from stale ones
-_tape_epoch = 0
-_names_given = set()  # names chosen by the caller since the last reset_tape()
-_serials = itertools.count()  # every Variable gets the next one, for life
-# name -> serial of the one value that holds it on this tape (a number keeps
-# no value alive, and outlives a value that was freed)
-_serial_named: Dict[str, int] = {}
-
-
-def _mark_for_checks(variable):
-    """Give a new Variable what the checks read: a serial number, which
-    tells apart two values with one name, and the tape it was made on."""
-    variable.serial = next(_serials)
-    variable.epoch = _tape_epoch
-    _require_one_value_per_name("a new value", variable)
-
-
 class Variable:
     """A tensor with a name, so that the tape can refer to it."""
 
@@ -87,7 +69,7 @@ class Variable:
             _require_new_name(name)  # gradients are filed by name
         self.name = name
         self.is_leaf = False  # True only for values made by Variable.constant
-        _mark_for_checks(self)  # for the engine's checks (folded cell above)
+        _mark_for_checks(self)  # for the engine's checks (folded, below)
 
     @staticmethod
     def constant(
@@ -133,10 +115,12 @@ class TapeEntry(NamedTuple):
 gradient_tape: List[TapeEntry] = []
 
 
-def operator_mul(lhs: Variable, rhs: Variable) -> Variable:
+def operator_mul(
+    lhs: Variable, rhs: Variable, name: Optional[str] = None
+) -> Variable:
     _require_pointwise_operands("*", lhs, rhs)
     # forward: compute the value and say what was computed
-    r = Variable(lhs.value * rhs.value)
+    r = Variable(lhs.value * rhs.value, name)
     trace("{} = {} * {}", r.name, lhs.name, rhs.name)
 
     # backward: r = lhs * rhs elementwise, so dr/dlhs = rhs and dr/drhs = lhs.
@@ -191,7 +175,22 @@ def grad(
 
 
 # Guard rails: each check says what was wrong and how to fix it, then gets out
-# of the way.
+# of the way. First the bookkeeping they read.
+# how many times reset_tape() ran: tells current values from stale ones
+_tape_epoch = 0
+_names_given = set()  # names chosen by the caller since the last reset_tape()
+_serials = itertools.count()  # every Variable gets the next one, for life
+# name -> serial of the one value that holds it on this tape (a number keeps
+# no value alive, and outlives a value that was freed)
+_serial_named: Dict[str, int] = {}
+
+
+def _mark_for_checks(variable):
+    """Give a new Variable what the checks read: a serial number, which
+    tells apart two values with one name, and the tape it was made on."""
+    variable.serial = next(_serials)
+    variable.epoch = _tape_epoch
+    _require_one_value_per_name("a new value", variable)
 
 
 def _require_tensor(value):
