@@ -554,3 +554,79 @@ def test_split_style_needs_the_apply_of_a_function():
     with pytest.raises(TypeError, match="split_style=True needs a Function's own apply"):
         penalty_problems(lambda t: SinhRecomputed.apply(t), torch.sinh, leaf(3),
                          split_style=True)
+
+
+# Views: an output that shares its input's memory, and .view on a strided grad_output
+
+
+class FirstTwo(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[:2]  # the mistake under test: a view of the input
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        grad = grad_out.new_zeros(3)
+        grad[:2] = grad_out
+        return grad
+
+
+class FirstTwoCopied(FirstTwo):
+    @staticmethod
+    def forward(ctx, x):
+        return x[:2].clone()
+
+
+class DoubleViewed(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return (2 * grad_out.view(-1)).view(grad_out.shape)  # the mistake: .view
+
+
+class DoubleReshaped(DoubleViewed):
+    @staticmethod
+    def backward(ctx, grad_out):
+        return (2 * grad_out.reshape(-1)).reshape(grad_out.shape)
+
+
+class SavedTwice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a)
+        ctx.save_for_backward(b)  # the mistake: replaces what the first call saved
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        return grad_out * b, grad_out * a
+
+
+def test_an_output_that_is_a_view_of_the_input_is_named():
+    (problem,) = find_problems(FirstTwo, lambda t: t[:2], leaf(3))
+    assert problem.startswith("an output is a view of an input")
+    assert find_problems(FirstTwoCopied, lambda t: t[:2], leaf(3)) == []
+
+
+def test_view_on_a_strided_grad_output_is_named():
+    (problem,) = find_problems(DoubleViewed, lambda t: 2 * t, leaf(2, 3))
+    assert "not contiguous" in problem and ".reshape" in problem
+    assert "view size is not compatible" in problem
+    assert find_problems(DoubleReshaped, lambda t: 2 * t, leaf(2, 3)) == []
+
+
+def test_a_one_dimensional_output_is_not_probed_with_a_strided_gradient():
+    # .view(-1) of a 1-D gradient always works: nothing to report
+    assert find_problems(DoubleViewed, lambda t: 2 * t, leaf(3)) == []
+
+
+def test_save_for_backward_called_twice_is_explained():
+    (problem,) = find_problems(SavedTwice, torch.mul, leaf(3), leaf(3))
+    assert "not enough values to unpack (expected 2, got 1)" in problem
+    assert "a second ctx.save_for_backward call replaces what the first saved" in problem
+    (nothing_saved,) = find_problems(NothingSaved, square, leaf(3))
+    assert "save_for_backward call" not in nothing_saved  # the remark is for a partial save

@@ -39,7 +39,9 @@ def _find_problems(function_class, reference, *arguments):
     are static, an in-place forward marks its input dirty, forward agrees with ``reference``,
     ``gradcheck``, then ``gradgradcheck``. A failing step stops the later ones, since their
     verdicts would only repeat it. Tensors kept on ctx as attributes, a backward that writes into
-    its grad_output and a gradient in another dtype than its input's are reported along the way.
+    its grad_output, an output that is a view of an input, a backward that fails on a strided
+    (transposed) incoming gradient and a gradient in another dtype than its input's are
+    reported along the way.
     Finite differences average the slopes on both sides of a point, so ``gradcheck`` or
     ``gradgradcheck`` can fail a right Function where a derivative jumps (ReLU at 0 fails the first, ``abs`` at 0 the second); when a failing order agrees with
     the reference's derivative for a random incoming gradient (at order 2, with respect to the
@@ -227,9 +229,10 @@ def _forward_problem(function, reference, inputs):
 
 
 def _state_problems(function, inputs):
-    """Tensors kept on ctx as attributes, and a backward that writes into its grad_output.
+    """Tensors kept on ctx as attributes, a backward that writes into its grad_output, an
+    output that is a view of an input, and a backward that fails on a strided gradient.
 
-    Neither shows in gradcheck: both give right first derivatives on a simple loss."""
+    None shows in gradcheck: each gives right first derivatives on a simple loss."""
     problems = []
     output = function(*inputs)  # _forward_problem has run it without error
     if isinstance(output, (tuple, list)):
@@ -266,7 +269,44 @@ def _state_problems(function, inputs):
             "branches of the graph: compute a new tensor instead (grad_output * mask, "
             "grad_output.clone())"
         )
+    if any(_shares_memory(output, x) for x in inputs):
+        problems.append(
+            "an output is a view of an input (it shares the input's memory): a caller that "
+            "changes it in place gets an error, since autograd's rules for views would replace "
+            "the Function's backward; return a copy (x[:2].clone(), not x[:2])"
+        )
+    strided_problem = _strided_gradient_problem(function, inputs, output)
+    if strided_problem:
+        problems.append(strided_problem)
     return problems
+
+
+def _shares_memory(output, x):
+    return output.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+
+
+def _strided_gradient_problem(function, inputs, output):
+    """A backward that fails on an incoming gradient that is not contiguous, or None.
+
+    The engine passes a gradient on as it comes, so after a transpose (``y.t()`` in the loss)
+    it arrives strided; ``.view`` on it then raises where ``.reshape`` would copy. Only an
+    output of two dimensions or more is probed: a transposed layout needs them."""
+    if output.dim() < 2 or not output.is_floating_point():
+        return None
+    order = tuple(reversed(range(output.dim())))
+    strided = (torch.rand(output.shape[::-1], dtype=output.dtype) + 0.5).permute(order)
+    first = function(*inputs)
+    if isinstance(first, (tuple, list)):
+        first = next(o for o in first if isinstance(o, torch.Tensor))
+    try:
+        torch.autograd.grad(first, inputs, strided, allow_unused=True)
+    except Exception as error:
+        return (
+            f"backward raised {_describe(error)} on an incoming gradient that is not "
+            "contiguous (as after a transpose), though it ran on a contiguous one: .view on "
+            "grad_output is the usual cause; use .reshape, which copies when it must"
+        )
+    return None
 
 
 def _kept_on_ctx(function, inputs, node):
@@ -309,6 +349,10 @@ def _describe(error):
     description = f"{type(error).__name__} ({first_line})"
     for fragment, hint in _HINTS:
         if fragment in first_line:
+            if fragment == "not enough values to unpack" and "got 0)" not in first_line:
+                # some were saved: the usual slip is a second save_for_backward call
+                hint += (" (a second ctx.save_for_backward call replaces what the first saved: "
+                         "save them all in one call)")
             return f"{description}: {hint}"
     return description
 
