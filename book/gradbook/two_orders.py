@@ -1,0 +1,169 @@
+"""First and second gradients of one small program, in Simple Grad and in PyTorch.
+
+The chapter on aggregate operators (and its exercises) asks the same question of every
+version of a fused operator: do its gradients of the loss ``L0 = sum(f(a, b))`` and of the
+loss built from them, ``L1 = sum(dL0/da * dL0/da + dL0/db * dL0/db)``, agree with PyTorch's?
+The harness lives here so that the chapter shows the versions and the verdicts, not the
+bookkeeping.
+"""
+import torch
+
+from . import simple_grad
+from .simple_grad import Variable, gradient_tape, quiet_trace, reset_tape
+from .tape_tools import PropagateCalls, operation_counts
+
+GRADIENT_NAMES = ("dL0/da", "dL0/db", "dL1/da", "dL1/db")
+
+
+def _require_program(function, where):
+    if not callable(function):
+        raise TypeError(
+            f"{where}: pass the function of (a, b) itself, such as "
+            f"fused_operator, not a {type(function).__name__}."
+        )
+
+
+def _require_inputs(a_value, b_value, where):
+    for name, value in (("a_value", a_value), ("b_value", b_value)):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(
+                f"{where}: {name} is the tensor a program starts from, not "
+                f"a {type(value).__name__}."
+            )
+
+
+def _first_loss(function, a_value, b_value):
+    """Record L0 = sum(function(a, b)) on a fresh tape; return a, b and L0."""
+    reset_tape()
+    a = Variable.constant(a_value, name="a")
+    b = Variable.constant(b_value, name="b")
+    return a, b, function(a, b).sum(name="L0")
+
+
+def two_orders(function, a_value, b_value, *, entries=None, gradient=None):
+    """Simple Grad's [dL0/da, dL0/db, dL1/da, dL1/db] (None for a known zero).
+
+    ``L0 = sum(function(a, b))`` and ``L1 = sum(dL0/da^2 + dL0/db^2)``, on a fresh tape.
+    If ``entries`` is a list, the number of tape entries the first and the second backward
+    recorded is appended to it. ``gradient`` is the engine's ``grad`` unless an exercise
+    passes its own.
+    """
+    _require_program(function, "two_orders")
+    _require_inputs(a_value, b_value, "two_orders")
+    if entries is not None and not isinstance(entries, list):
+        raise TypeError(
+            "two_orders: entries is a list to append the two counts to, not "
+            f"a {type(entries).__name__}."
+        )
+    gradient = simple_grad.grad if gradient is None else gradient
+    _require_program(gradient, "two_orders(gradient=...)")
+    a, b, L0 = _first_loss(function, a_value, b_value)
+    start = len(gradient_tape)
+    dL0_da, dL0_db = gradient(L0, [a, b])
+    first = len(gradient_tape) - start
+    L1 = (dL0_da * dL0_da + dL0_db * dL0_db).sum(name="L1")
+    start = len(gradient_tape)
+    dL1_da, dL1_db = gradient(L1, [a, b])
+    if entries is not None:
+        entries += [first, len(gradient_tape) - start]
+    return [dL0_da, dL0_db, dL1_da, dL1_db]
+
+
+def torch_two_orders(function, a_value, b_value):
+    """PyTorch's [dL0/da, dL0/db, dL1/da, dL1/db] for the same two losses."""
+    _require_program(function, "torch_two_orders")
+    _require_inputs(a_value, b_value, "torch_two_orders")
+    a = a_value.clone().requires_grad_()
+    b = b_value.clone().requires_grad_()
+    dL0_da, dL0_db = torch.autograd.grad(
+        function(a, b).sum(), [a, b], create_graph=True
+    )
+    L1 = (dL0_da * dL0_da + dL0_db * dL0_db).sum()
+    return [dL0_da.detach(), dL0_db.detach(), *torch.autograd.grad(L1, [a, b])]
+
+
+def compare(ours, expected, show=True):
+    """True for each of Simple Grad's four gradients that matches PyTorch's.
+
+    A None (a known zero) matches only zeros. ``show`` prints one line per gradient.
+    """
+    if not isinstance(ours, (list, tuple)) or len(ours) != 4:
+        raise TypeError(
+            "compare: ours is the list of four gradients that two_orders "
+            "returned."
+        )
+    if not isinstance(expected, (list, tuple)) or len(expected) != 4:
+        raise TypeError(
+            "compare: expected is the list of four tensors that "
+            "torch_two_orders returned."
+        )
+    right = []
+    for name, x, y in zip(GRADIENT_NAMES, ours, expected):
+        if x is not None and not isinstance(x, Variable):
+            raise TypeError(
+                f"compare: {name} is a {type(x).__name__}; Simple Grad's "
+                "gradients are Variables (or None)."
+            )
+        value = torch.zeros_like(y) if x is None else x.value
+        ok = value.shape == y.shape and torch.allclose(value, y)
+        if show:
+            shown = "None" if x is None else value.tolist()
+            verdict = "right" if ok else "WRONG"
+            print(f"{name}: {shown}  torch: {y.tolist()}  {verdict}")
+        right.append(ok)
+    return right
+
+
+def entries_per_backward(function, a_value, b_value):
+    """[entries the first backward records, entries the second records]."""
+    entries = []
+    with quiet_trace():
+        two_orders(function, a_value, b_value, entries=entries)
+    return entries
+
+
+def backward_operations(function, a_value, b_value):
+    """How many operations of each kind the first backward records (a Counter)."""
+    _require_program(function, "backward_operations")
+    _require_inputs(a_value, b_value, "backward_operations")
+    with quiet_trace():
+        a, b, L0 = _first_loss(function, a_value, b_value)
+        start = len(gradient_tape)
+        simple_grad.grad(L0, [a, b])
+    return operation_counts(gradient_tape[start:])
+
+
+def propagate_runs(function, a_value, b_value, position=0):
+    """How often the rule of the entry at ``position`` runs: [first grad, second grad]."""
+    _require_program(function, "propagate_runs")
+    _require_inputs(a_value, b_value, "propagate_runs")
+    calls = PropagateCalls()
+    with quiet_trace():
+        a, b, L0 = _first_loss(function, a_value, b_value)
+        if not 0 <= position < len(gradient_tape):
+            raise ValueError(
+                f"propagate_runs: the forward recorded {len(gradient_tape)} "
+                f"entries, so there is no entry at position {position}."
+            )
+        with calls.counting(gradient_tape, "first"):
+            dL0_da, dL0_db = simple_grad.grad(L0, [a, b])
+        L1 = (dL0_da * dL0_da + dL0_db * dL0_db).sum(name="L1")
+        with calls.counting(gradient_tape, "second"):
+            simple_grad.grad(L1, [a, b])
+    return [calls[position, "first"], calls[position, "second"]]
+
+
+def side_by_side(*drawings):
+    """Drawings next to each other on a page; a narrow screen stacks them."""
+    from IPython.display import HTML
+
+    if not drawings or not all(hasattr(d, "_repr_html_") for d in drawings):
+        raise TypeError(
+            "side_by_side: pass the drawings (what draw_tape or tape_legend "
+            "returned)."
+        )
+    cells = "".join(f"<div>{d._repr_html_()}</div>" for d in drawings)
+    return HTML(
+        '<div style="display: flex; flex-wrap: wrap; gap: 1em; '
+        f'align-items: flex-start">{cells}</div>'
+    )

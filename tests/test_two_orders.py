@@ -1,0 +1,94 @@
+"""The harness of Aggregate operators: two orders of gradients, in Simple Grad and in PyTorch."""
+import pytest
+import torch
+
+from gradbook.simple_grad import TapeEntry, Variable, gradient_tape, quiet_trace
+from gradbook.two_orders import (
+    backward_operations,
+    compare,
+    entries_per_backward,
+    propagate_runs,
+    side_by_side,
+    torch_two_orders,
+    two_orders,
+)
+
+A = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+B = torch.tensor([4.0, 5.0, 6.0], dtype=torch.float64)
+
+
+def simple(a, b):
+    return (a + b) * b
+
+
+def hidden(a, b):
+    # the intermediate t kept by the rule but declared nowhere: second order is wrong
+    t = Variable(a.value + b.value)
+    r = Variable(t.value * b.value)
+
+    def propagate(dL_doutputs):
+        (dL_dr,) = dL_doutputs
+        dL_dt = dL_dr * b
+        return [dL_dt, dL_dt + dL_dr * t]
+
+    gradient_tape.append(TapeEntry([a.name, b.name], [r.name], propagate))
+    return r
+
+
+def test_the_unfused_program_agrees_with_torch_to_second_order(capsys):
+    with quiet_trace():
+        ours = two_orders(simple, A, B)
+    assert compare(ours, torch_two_orders(simple, A, B)) == [True] * 4
+    assert capsys.readouterr().out.count("right") == 4
+
+
+def test_compare_flags_the_hidden_intermediate():
+    with quiet_trace():
+        ours = two_orders(hidden, A, B)
+    assert ours[2] is None  # dL1/da: a known zero, where torch has 2(t + b)
+    assert compare(ours, torch_two_orders(simple, A, B), show=False) == [
+        True, True, False, False,
+    ]
+
+
+def test_entries_and_operations_are_counted_per_backward():
+    assert entries_per_backward(simple, A, B) == [4, 15]
+    assert dict(backward_operations(simple, A, B)) == {
+        "operator_add": 1, "operator_expand": 1, "operator_mul": 2,
+    }
+    # L1 reads the first gradients, made from v0 = a + b and b, not from L0:
+    # the addition's rule runs in both backwards, the sum's in the first only
+    assert propagate_runs(simple, A, B, position=0) == [1, 1]
+    assert propagate_runs(simple, A, B, position=2) == [1, 0]
+
+
+def test_gradient_can_be_replaced_and_is_used():
+    calls = []
+
+    def counting_grad(L, desired):
+        from gradbook.simple_grad import grad
+
+        calls.append(L.name)
+        return grad(L, desired)
+
+    with quiet_trace():
+        two_orders(simple, A, B, gradient=counting_grad)
+    assert calls == ["L0", "L1"]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: two_orders("simple", A, B), "pass the function"),
+        (lambda: two_orders(simple, [1.0], B), "a_value is the tensor"),
+        (lambda: torch_two_orders(simple, A, 2.0), "b_value is the tensor"),
+        (lambda: two_orders(simple, A, B, entries=()), "entries is a list"),
+        (lambda: compare([None] * 3, [A] * 4), "ours is the list of four"),
+        (lambda: compare([A] * 4, [A] * 4), "are Variables"),
+        (lambda: propagate_runs(simple, A, B, position=5), "no entry at position 5"),
+        (lambda: side_by_side("drawing"), "pass the drawings"),
+    ],
+)
+def test_mistakes_are_named(call, message):
+    with quiet_trace(), pytest.raises((TypeError, ValueError), match=message):
+        call()
