@@ -11,6 +11,14 @@ made to each written page once the build is done:
 2. Every other external script in `<head>` is deferred: it still runs in document order, once the
    page is parsed and before DOMContentLoaded, which is when each of them starts its work. The
    inline scripts in `<head>` only set variables (and the colour mode, which must stay first).
+
+One change to the theme's script, once per build: at DOMContentLoaded it gives every code block
+and output that scrolls a tab stop, reading each one's `scrollWidth`. For a block inside a closed
+`<details>` (a folded cell or dropdown), whose contents are not laid out, that read makes the
+browser lay the block out on its own: one forced layout per folded block, about forty on the
+longest chapters, which is what Lighthouse's mobile profile counted as blocking time. The patched
+script skips blocks inside a closed `<details>` and runs again, as it does after a change to
+the page, when one is opened, so an opened block still gets its tab stop.
 """
 import re
 from pathlib import Path
@@ -28,6 +36,33 @@ def lighter_head(head, search_page):
     return PLAIN_SCRIPT.sub(r'<script defer="defer" \1>', head)
 
 
+# The theme's scan, as pydata-sphinx-theme 0.17.1 ships it (minified), and a listener on the
+# opening of a `<details>` added after its MutationObserver; `t` is the scan, debounced.
+SCROLLABLE_SCAN = re.compile(
+    r'(document\.querySelectorAll\(\["pre",[^\]]*\]\.join\(", "\)\))'
+    r'(\.forEach\(e=>\{e\.tabIndex=e\.scrollWidth>e\.clientWidth)'
+)
+RESCAN_ON_CHANGE = 'new MutationObserver(t).observe(document.getElementById("main-content"),{subtree:!0,childList:!0})'
+RESCAN_ON_TOGGLE = ',document.addEventListener("toggle",t,!0)'  # toggle does not bubble: capture it
+
+
+def scan_only_open_blocks(script):
+    if RESCAN_ON_CHANGE + RESCAN_ON_TOGGLE in script:  # patched by an earlier build
+        return script
+    if len(SCROLLABLE_SCAN.findall(script)) != 1 or script.count(RESCAN_ON_CHANGE) != 1:
+        raise ValueError(
+            "_ext/first_paint.py: the theme's scan for scrollable blocks has changed; check whether "
+            "it still reads each folded block (issue 27) and update or remove the patch"
+        )
+    script = SCROLLABLE_SCAN.sub(r'Array.from(\1).filter(e=>!e.closest("details:not([open])"))\2', script)
+    return script.replace(RESCAN_ON_CHANGE, RESCAN_ON_CHANGE + RESCAN_ON_TOGGLE)
+
+
+def rewrite_theme_script(outdir):
+    path = Path(outdir) / "_static" / "scripts" / "pydata-sphinx-theme.js"
+    path.write_text(scan_only_open_blocks(path.read_text(encoding="utf-8")), encoding="utf-8")
+
+
 def rewrite_pages(app, exception):
     if exception is not None or app.builder.format != "html":
         return
@@ -39,6 +74,7 @@ def rewrite_pages(app, exception):
         new = HEAD.sub(lambda head: lighter_head(head.group(0), search_page), html, count=1)
         if new != html:
             path.write_text(new, encoding="utf-8")
+    rewrite_theme_script(app.outdir)
 
 
 def setup(app):

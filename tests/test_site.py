@@ -31,7 +31,7 @@ from conftest import (
     AUDIT_REPORT, CODE_WIDTH_REPORT, PAGE_WEIGHT_REPORT, ROOT, STOCK_ENTRY, record_page_figure,
 )
 from site_support import (
-    CHROMIUM, CHROMIUM_ARGS, HTML, STOCK, STOCK_PAGE, VIEWPORT, WEIGHT_BUDGET_RATIO, WIDTHS, PageVisit,
+    CHROMIUM, CHROMIUM_ARGS, HTML, PHONE, STOCK, STOCK_PAGE, VIEWPORT, WEIGHT_BUDGET_RATIO, WIDTHS, PageVisit,
     WAIT_FOR_STILLNESS, accessibility_violations, locked,
     page_url, page_weight, parsed_page, serve, wait_for_build, RUN_DIR,
 )
@@ -449,6 +449,36 @@ def test_a_first_visit_lays_out_in_its_colour_theme_from_the_start(browser, serv
         assert page.evaluate("window.__themeAtBody") == color_mode
         assert page.evaluate("document.documentElement.dataset.theme") == color_mode
         assert page.evaluate("window.__layoutShift") < 0.01
+    finally:
+        context.close()
+
+
+# The theme's tab stops (_ext/first_paint.py): blocks inside closed <details>, by each one's
+# tabindex attribute (null: never scanned); then, once every <details> is opened, each block's
+# tab stop against whether it scrolls.
+FOLDED_BLOCKS = """() => [...document.querySelectorAll('details:not([open]) pre')]"""
+TAB_STOPS_WHEN_OPENED = """async () => {
+    const blocks = [...document.querySelectorAll('details:not([open]) pre')];
+    document.querySelectorAll('details').forEach((details) => { details.open = true; });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    return blocks.map((block) => [block.tabIndex, block.scrollWidth > block.clientWidth]);
+}"""
+
+
+def test_folded_blocks_get_their_tab_stop_when_opened_not_before(browser, server):
+    """The theme gives a block that scrolls a tab stop; reading a folded block's width made
+    the browser lay it out alone, once per block (issue 27). The patched scan skips folded
+    blocks, and scans again when one opens: at a phone's width some code lines scroll."""
+    context = browser.new_context(viewport=PHONE)
+    try:
+        page = context.new_page()
+        page.goto(page_url(server, "book/fused_conv_bn"), wait_until="networkidle")
+        page.wait_for_timeout(500)  # past the theme's debounced rescan
+        folded = page.evaluate(FOLDED_BLOCKS + ".map((block) => block.getAttribute('tabindex'))")
+        assert folded and set(folded) == {None}, folded
+        opened = page.evaluate(TAB_STOPS_WHEN_OPENED)
+        assert all(tab_index == (0 if scrolls else -1) for tab_index, scrolls in opened), opened
+        assert any(scrolls for _, scrolls in opened)
     finally:
         context.close()
 
