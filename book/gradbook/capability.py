@@ -1,0 +1,175 @@
+"""Show a capability matrix (which transform works on which way of writing a function) as
+text and as a coloured HTML table, with the distinct errors numbered once for both.
+
+A matrix maps a column label (a way of writing the function) to a dict from a row name (a
+transform) to a verdict: ``"works"``, ``"WRONG RESULT"`` (a wrong result, and no error), or
+the error's type and first line.
+"""
+import html
+import textwrap
+
+WORKS, WRONG = "works", "WRONG RESULT"
+# light backgrounds with black text: readable on the light and on the dark theme
+COLOURS = {"works": "#c6efce", "WRONG": "#ffb3b3", "err": "#ffe699"}
+
+
+def numbered_errors(matrix):
+    """The distinct errors of ``matrix``, in the order columns and then rows meet them; error N
+    is at index N - 1."""
+    _check_matrix(matrix)
+    return list(dict.fromkeys(
+        verdict for column in matrix.values() for verdict in column.values()
+        if verdict not in (WORKS, WRONG)
+    ))
+
+
+def short_verdict(verdict, errors):
+    """``works``, ``WRONG`` or ``err N``: what a cell of the table shows."""
+    if verdict == WORKS:
+        return "works"
+    if verdict == WRONG:
+        return "WRONG"
+    return f"err {errors.index(verdict) + 1}"
+
+
+def print_capabilities(matrix, rows, width=6, per_block=4):
+    """Print the matrix as text: one line per row, ``per_block`` columns at a time (4 fit a
+    phone's 39 characters), then each distinct error, numbered, by its first line."""
+    errors = numbered_errors(matrix)
+    _check_rows(matrix, rows)
+    labels = list(matrix)
+    for first in range(0, len(labels), per_block):
+        block = labels[first:first + per_block]
+        header = "".join(f"{label:{width}}" for label in block)
+        print(f"{'':16}{header}".rstrip())
+        for name in rows:
+            cells = "".join(f"{short_verdict(matrix[label][name], errors):{width}}"
+                            for label in block)
+            print(f"{name:16}{cells}".rstrip())
+        print()
+    print("WRONG: a wrong result, and no error")
+    print("Errors (the first line of each message):")
+    for number, error in enumerate(errors, start=1):
+        print(textwrap.fill(error, 79, initial_indent=f"{number}. ", subsequent_indent="   "))
+
+
+def capability_html(matrix, rows, notes=()):
+    """The matrix as an HTML table, a cell coloured by its verdict (green works, red WRONG,
+    yellow err N, with the error's first line as the cell's tooltip), the numbered errors
+    below it and then ``notes`` (lines of text, such as the warnings met on the way). The
+    table scrolls sideways inside its own box on a narrow screen."""
+    errors = numbered_errors(matrix)
+    _check_rows(matrix, rows)
+    if isinstance(notes, str) or not all(isinstance(note, str) for note in notes):
+        raise TypeError("capability_html: notes must be a list of strings (lines of text).")
+    cell_style = "padding: 0.1em 0.5em; text-align: center; color: #000; "
+    head = "".join(f'<th scope="col" style="padding: 0.1em 0.5em">{html.escape(label)}</th>'
+                   for label in matrix)
+    body = []
+    for name in rows:
+        cells = []
+        for label in matrix:
+            verdict = matrix[label][name]
+            shown = short_verdict(verdict, errors)
+            colour = COLOURS[shown.split()[0]]
+            title = "" if verdict == WORKS else f' title="{html.escape(verdict, quote=True)}"'
+            cells.append(f'<td style="{cell_style}background: {colour}"{title}>{shown}</td>')
+        body.append(f'<tr><th scope="row" style="text-align: left; padding-right: 0.5em; '
+                    f'white-space: nowrap">{html.escape(name)}</th>{"".join(cells)}</tr>')
+    legend = "".join(f"<li>{html.escape(error)}</li>" for error in errors)
+    extra = "".join(f"<p>{html.escape(note)}</p>" for note in notes)
+    return (
+        '<div style="overflow-x: auto">'
+        '<table style="border-collapse: separate; border-spacing: 2px; font-size: 0.9em">'
+        f'<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        "</div><p>WRONG: a wrong result, and no error. Errors (the first line of each "
+        f"message):</p><ol>{legend}</ol>{extra}"
+    )
+
+
+def _check_matrix(matrix):
+    if not isinstance(matrix, dict) or not matrix or not all(
+        isinstance(column, dict) for column in matrix.values()
+    ):
+        raise TypeError("pass the matrix as a dict from a column label to a dict from a row "
+                        "name to a verdict.")
+    for label, column in matrix.items():
+        for row, verdict in column.items():
+            if not isinstance(verdict, str):
+                raise TypeError(f"the verdict of {label!r} on {row!r} is not a string: {verdict!r}")
+
+
+def _check_rows(matrix, rows):
+    missing = [(label, row) for row in rows for label in matrix if row not in matrix[label]]
+    if missing:
+        raise ValueError(f"the matrix has no verdict for (column, row) {missing[0]}.")
+
+
+def requirements(matrix, rows, features):
+    """For each row, what a function needs to pass it, read off the columns of ``matrix``.
+
+    ``features`` maps each column label to be read to the list of features its function has
+    (``[]`` for the plainest). A row needs the smallest feature sets among the columns that
+    pass it ("nothing more" for none; several incomparable ones are joined with "or"), as far
+    as the columns tell: a feature no column leaves out cannot be told apart from the others.
+    A column that has such a set and more, and fails the row, is named as breaking it, with
+    its short verdict; a row no column passes says so, with the verdict of the column that has
+    every feature."""
+    if not isinstance(features, dict) or not features or not all(
+        isinstance(v, (list, tuple)) and all(isinstance(f, str) for f in v)
+        for v in features.values()
+    ):
+        raise TypeError("requirements: pass features as a dict from a column label to the list "
+                        "of features that column's function has.")
+    missing = [label for label in features if label not in matrix]
+    if missing:
+        raise ValueError(f"requirements: the columns {missing} are not in the matrix.")
+    _check_rows({label: matrix[label] for label in features}, rows)
+    errors = numbered_errors(matrix)
+    order = list(dict.fromkeys(f for v in features.values() for f in v))
+    sets = {label: frozenset(v) for label, v in features.items()}
+    richest = max(features, key=lambda label: len(sets[label]))
+    needs = {}
+    for row in rows:
+        passing = [label for label in features if matrix[label][row] == WORKS]
+        if not passing:
+            verdict = short_verdict(matrix[richest][row], errors)
+            needs[row] = f"none of these ({verdict} at {richest})"
+            continue
+        smallest = list(dict.fromkeys(
+            sets[label] for label in passing
+            if not any(sets[other] < sets[label] for other in passing)
+        ))
+        need = " or ".join(", ".join(f for f in order if f in needed) or "nothing more"
+                           for needed in smallest)
+        breaking = [label for label in features if matrix[label][row] != WORKS
+                    and any(sets[label] > needed for needed in smallest)]
+        if breaking:
+            label = breaking[0]
+            # a feature that no passing column has is the one to blame
+            present = frozenset().union(*(sets[other] for other in passing))
+            extra = [f for f in order if f in sets[label] and f not in present] or [
+                f for f in order if f in sets[label] and not any(f in n for n in smallest)]
+            need += (f"; {', '.join(extra)} breaks it "
+                     f"({short_verdict(matrix[label][row], errors)})")
+        needs[row] = need
+    return needs
+
+
+def requirements_html(needs, heading):
+    """``requirements``'s answer as a two-column HTML table; ``heading`` heads the second."""
+    if not isinstance(needs, dict) or not all(isinstance(v, str) for v in needs.values()):
+        raise TypeError("requirements_html: pass the dict that requirements returns.")
+    if not isinstance(heading, str):
+        raise TypeError(f"requirements_html: heading must be a string, got {heading!r}.")
+    body = "".join(
+        f'<tr><th scope="row" style="text-align: left; padding-right: 1em; white-space: nowrap">'
+        f"{html.escape(row)}</th><td>{html.escape(need)}</td></tr>"
+        for row, need in needs.items()
+    )
+    return (
+        '<div style="overflow-x: auto"><table style="font-size: 0.9em">'
+        f'<thead><tr><th scope="col" style="text-align: left">to pass</th><th scope="col" '
+        f'style="text-align: left">{html.escape(heading)}</th></tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )

@@ -1,0 +1,83 @@
+"""The capability matrix as text and HTML, and what each row needs, read off the columns."""
+import pytest
+
+from gradbook.capability import (
+    capability_html,
+    numbered_errors,
+    print_capabilities,
+    requirements,
+    requirements_html,
+)
+
+ERROR_A = "RuntimeError: needs setup_context"
+ERROR_B = "NotImplementedError: needs jvp"
+MATRIX = {  # column -> row -> verdict
+    "plain": {"grad": "works", "jvp": ERROR_A, "compile": "works"},
+    "split": {"grad": "works", "jvp": ERROR_B, "compile": "works"},
+    "+jvp": {"grad": "works", "jvp": "works", "compile": ERROR_B},
+    "numpy": {"grad": "WRONG RESULT", "jvp": "works", "compile": ERROR_A},
+}
+ROWS = ["grad", "jvp", "compile"]
+
+
+def test_errors_are_numbered_once_in_column_order():
+    assert numbered_errors(MATRIX) == [ERROR_A, ERROR_B]
+
+
+def test_the_text_table_numbers_each_error(capsys):
+    print_capabilities(MATRIX, ROWS)
+    text = capsys.readouterr().out
+    assert "jvp             err 1 err 2 works works" in text
+    assert "grad            works works works WRONG" in text
+    assert f"1. {ERROR_A}" in text and f"2. {ERROR_B}" in text
+
+
+def test_the_html_table_colours_each_verdict_and_lists_the_errors():
+    page = capability_html(MATRIX, ROWS, notes=["UserWarning: slow"])
+    assert page.count("<tr>") == 1 + len(ROWS)
+    assert page.count("#c6efce") == 7  # works
+    assert page.count("#ffb3b3") == 1  # WRONG
+    assert page.count("#ffe699") == 4  # an error
+    assert 'title="RuntimeError: needs setup_context">err 1</td>' in page
+    assert "<li>NotImplementedError: needs jvp</li>" in page
+    assert "<p>UserWarning: slow</p>" in page
+
+
+def test_requirements_are_the_smallest_feature_sets_that_pass():
+    features = {"plain": [], "split": ["setup_context"], "+jvp": ["setup_context", "jvp"]}
+    needs = requirements(MATRIX, ROWS, features)
+    assert needs["grad"] == "nothing more"
+    assert needs["jvp"] == "setup_context, jvp"
+    assert needs["compile"] == "nothing more; jvp breaks it (err 2)"
+
+
+def test_a_row_that_no_column_passes_says_so():
+    matrix = {"a": {"r": "WRONG RESULT"}, "b": {"r": ERROR_A}}
+    needs = requirements(matrix, ["r"], {"a": [], "b": ["x"]})
+    assert needs == {"r": "none of these (err 1 at b)"}
+
+
+def test_two_incomparable_ways_are_joined_with_or():
+    matrix = {"a": {"r": ERROR_A}, "b": {"r": "works"}, "c": {"r": "works"}}
+    needs = requirements(matrix, ["r"], {"a": [], "b": ["x"], "c": ["y"]})
+    assert needs == {"r": "x or y"}
+
+
+def test_the_requirements_table_has_a_row_each():
+    page = requirements_html({"grad": "nothing more", "jvp": "jvp"}, "needs")
+    assert page.count("<tr>") == 3 and ">needs</th>" in page
+
+
+def test_wrong_arguments_are_refused():
+    with pytest.raises(TypeError, match="dict from a column label"):
+        numbered_errors([["works"]])
+    with pytest.raises(ValueError, match="no verdict"):
+        print_capabilities(MATRIX, ["grad", "hessian"])
+    with pytest.raises(TypeError, match="notes must be a list"):
+        capability_html(MATRIX, ROWS, notes="a warning")
+    with pytest.raises(ValueError, match="not in the matrix"):
+        requirements(MATRIX, ROWS, {"other": []})
+    with pytest.raises(TypeError, match="features as a dict"):
+        requirements(MATRIX, ROWS, {"plain": "setup_context"})
+    with pytest.raises(TypeError, match="heading must be a string"):
+        requirements_html({"grad": "x"}, None)
