@@ -81,3 +81,19 @@ def test_wrong_arguments_are_refused():
         requirements(MATRIX, ROWS, {"plain": "setup_context"})
     with pytest.raises(TypeError, match="heading must be a string"):
         requirements_html({"grad": "x"}, None)
+
+
+def test_a_grid_colours_each_word():
+    from gradbook.capability import grid_html
+
+    grid = {"forward": {"classic": "plain", "func": "plain"},
+            "backward": {"classic": "plain", "func": "wrapped"}}
+    page = grid_html(grid, {"plain": "#ffffff", "wrapped": "#ffe699"}, corner="method")
+    assert page.count("background: #ffe699") == 1 and page.count("background: #ffffff") == 3
+    assert "<code>backward</code>" in page and ">method</th>" in page
+    with pytest.raises(ValueError, match="no colour for 'wrapped'"):
+        grid_html(grid, {"plain": "#ffffff"})
+    with pytest.raises(ValueError, match="has columns"):
+        grid_html({**grid, "jvp": {"classic": "plain"}}, {"plain": "#fff", "wrapped": "#ff0"})
+    with pytest.raises(TypeError, match="dict from a row name"):
+        grid_html([], {})

@@ -173,3 +173,37 @@ def requirements_html(needs, heading):
         f'style="text-align: left">{html.escape(heading)}</th></tr></thead>'
         f"<tbody>{body}</tbody></table></div>"
     )
+
+
+def grid_html(grid, colours, corner=""):
+    """A table of short words, each cell coloured by its word: ``grid`` maps a row name to a
+    dict from a column name to a word (every row with the same columns), ``colours`` maps
+    each word that occurs to a CSS colour (light ones: the text is black). ``corner`` heads
+    the column of row names."""
+    if not isinstance(grid, dict) or not grid or not all(isinstance(r, dict) for r in grid.values()):
+        raise TypeError("grid_html: pass the grid as a dict from a row name to a dict from a "
+                        "column name to a word.")
+    columns = list(next(iter(grid.values())))
+    for name, row in grid.items():
+        if list(row) != columns:
+            raise ValueError(f"grid_html: row {name!r} has columns {list(row)}, not {columns}.")
+        unknown = [word for word in row.values() if word not in colours]
+        if unknown:
+            raise ValueError(f"grid_html: no colour for {unknown[0]!r} (row {name!r}).")
+    head = "".join(f'<th scope="col" style="padding: 0.1em 0.6em">{html.escape(c)}</th>'
+                   for c in columns)
+    body = "".join(
+        f'<tr><th scope="row" style="text-align: left; padding-right: 0.6em; '
+        f'white-space: nowrap"><code>{html.escape(name)}</code></th>'
+        + "".join(f'<td style="padding: 0.1em 0.6em; text-align: center; color: #000; '
+                  f'background: {colours[word]}">{html.escape(word)}</td>'
+                  for word in row.values())
+        + "</tr>"
+        for name, row in grid.items()
+    )
+    return (
+        '<div style="overflow-x: auto"><table style="border-collapse: separate; '
+        'border-spacing: 2px; font-size: 0.9em">'
+        f'<thead><tr><th scope="col" style="text-align: left">{html.escape(corner)}</th>'
+        f"{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
