@@ -90,7 +90,7 @@ def test_a_grid_colours_each_word():
             "backward": {"classic": "plain", "func": "wrapped"}}
     page = grid_html(grid, {"plain": "#ffffff", "wrapped": "#ffe699"}, corner="method")
     assert page.count("background: #ffe699") == 1 and page.count("background: #ffffff") == 3
-    assert "<code>backward</code>" in page and ">method</th>" in page
+    assert 'monospace">backward</th>' in page and ">method</th>" in page
     with pytest.raises(ValueError, match="no colour for 'wrapped'"):
         grid_html(grid, {"plain": "#ffffff"})
     with pytest.raises(ValueError, match="has columns"):

@@ -194,7 +194,7 @@ def grid_html(grid, colours, corner=""):
                    for c in columns)
     body = "".join(
         f'<tr><th scope="row" style="text-align: left; padding-right: 0.6em; '
-        f'white-space: nowrap"><code>{html.escape(name)}</code></th>'
+        f'white-space: nowrap; font-family: monospace">{html.escape(name)}</th>'
         + "".join(f'<td style="padding: 0.1em 0.6em; text-align: center; color: #000; '
                   f'background: {colours[word]}">{html.escape(word)}</td>'
                   for word in row.values())

@@ -111,7 +111,8 @@ def record_calls(function_class, inputs):
 
 
 def draw_calls(calls, title="apply"):
-    """Draw ``record_calls``'s record: the forward side on top, ctx, the backward side below.
+    """Draw ``record_calls``'s record, one call under the other: the forward side, ctx, then
+    backward, called from the side by the backward pass.
 
     ``title`` names the call that starts it all, such as ``"LinearFunction2.apply"``.
     Each call is a grey box with its signature and whether grad mode was on; ``ctx`` is an
@@ -142,12 +143,11 @@ def draw_calls(calls, title="apply"):
         mode = "grad mode on" if call.grad_enabled else "grad mode off"
         return f"{call.method}({', '.join(call.received)})\\n{mode}"
 
-    with dot.subgraph() as row:
-        row.attr(rank="same")
-        arguments = [name for name in forward_side[0].received if name != "ctx"]
-        row.node("apply", f"{title}({', '.join(arguments)})", fillcolor="white")
-        for index, call in enumerate(forward_side):
-            row.node(f"f{index}", label(call))
+    # one column, top to bottom in the order of the calls: narrow enough for a phone
+    arguments = [name for name in forward_side[0].received if name != "ctx"]
+    dot.node("apply", f"{title}({', '.join(arguments)})", fillcolor="white")
+    for index, call in enumerate(forward_side):
+        dot.node(f"f{index}", label(call))
     dot.edge("apply", "f0")
     for index in range(1, len(forward_side)):
         dot.edge(f"f{index - 1}", f"f{index}", label="output")
@@ -159,11 +159,11 @@ def draw_calls(calls, title="apply"):
     dot.node("ctx", "ctx\\n" + "\\n".join(kept or ["nothing"]), fillcolor="orange")
     dot.edge(f"f{forward_side.index(filler)}", "ctx", label="fills")
     returned = ", ".join(backward_call.returned)
-    with dot.subgraph() as row:
+    with dot.subgraph() as row:  # the backward pass calls backward from the side
         row.attr(rank="same")
-        row.node("loss", "the backward pass\\n(loss.backward(), ...)", fillcolor="white")
+        row.node("loss", "the backward\\npass", fillcolor="white")
         row.node("b", label(backward_call))
-        row.node("grads", f"returns\\n{returned}", fillcolor="darkolivegreen1")
+    dot.node("grads", f"returns\\n{returned}", fillcolor="darkolivegreen1")
     dot.edge("loss", "b")
     dot.edge("ctx", "b", label="read")
     dot.edge("b", "grads")
