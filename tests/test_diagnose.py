@@ -630,3 +630,29 @@ def test_save_for_backward_called_twice_is_explained():
     assert "a second ctx.save_for_backward call replaces what the first saved" in problem
     (nothing_saved,) = find_problems(NothingSaved, square, leaf(3))
     assert "save_for_backward call" not in nothing_saved  # the remark is for a partial save
+
+
+def test_outcomes_prints_a_result_or_the_first_sentence_of_an_error(capsys):
+    from gradbook.diagnose import outcomes
+
+    def fails():
+        raise RuntimeError("view size is not compatible. Use .reshape(...) instead.")
+
+    found = outcomes({"doubled": lambda: torch.tensor([1.0, 2.0]) * 2, "viewed": fails,
+                      "text": lambda: "float64, off by 2.0e-08"})
+    assert found == {"doubled": [2.0, 4.0], "viewed": "RuntimeError: view size is not compatible",
+                     "text": "float64, off by 2.0e-08"}
+    assert capsys.readouterr().out.splitlines() == [
+        "doubled: [2.0, 4.0]", "viewed: RuntimeError: view size is not compatible",
+        "text: float64, off by 2.0e-08"]
+
+
+def test_outcomes_lets_a_mistake_in_the_case_itself_through():
+    from gradbook.diagnose import outcomes
+
+    with pytest.raises(KeyError):
+        outcomes({"broken case": lambda: {}["missing"]})
+    with pytest.raises(TypeError, match="function of no arguments"):
+        outcomes({"not callable": 3})
+    with pytest.raises(ValueError, match="whole number of columns"):
+        outcomes({}, width=True)

@@ -1,5 +1,6 @@
 """Say in plain words what is wrong with a custom autograd Function (for self-checking exercises)."""
 import inspect
+import textwrap
 
 import torch
 from torch.autograd import gradcheck, gradgradcheck
@@ -452,3 +453,29 @@ def _penalty_gradient(function, x):
 
 def _rounded(tensor):
     return [round(value, 4) for value in tensor.flatten().tolist()[:3]]
+
+
+def outcomes(cases, width=79):
+    """Run each case and print one line for it: its result, or its error's first sentence.
+
+    ``cases`` maps a name to a function of no arguments. A result that is a tensor is printed
+    as a list; a RuntimeError or TypeError (what autograd and Python raise for a broken
+    Function) is caught and printed as ``Type: first sentence``; any other error propagates,
+    since it is a mistake in the case, not in the Function it runs. Lines are wrapped to
+    ``width`` columns. Returns the dict of what was printed for each name."""
+    if not isinstance(cases, dict) or not all(callable(run) for run in cases.values()):
+        raise TypeError("outcomes: pass a dict from a name to a function of no arguments, "
+                        "e.g. {'FirstTwo': lambda: changed_in_place(FirstTwo)}.")
+    if isinstance(width, bool) or not isinstance(width, int) or width < 20:
+        raise ValueError(f"outcomes: width={width!r}; pass a whole number of columns, 20 or more.")
+    found = {}
+    for name, run in cases.items():
+        try:
+            result = run()
+            found[name] = result.tolist() if isinstance(result, torch.Tensor) else result
+        except (RuntimeError, TypeError) as error:
+            lines = str(error).strip().splitlines()
+            sentence = (lines[0] if lines else "").split(". ")[0]
+            found[name] = f"{type(error).__name__}: {sentence}"
+        print(textwrap.fill(f"{name}: {found[name]}", width, subsequent_indent="    "))
+    return found
