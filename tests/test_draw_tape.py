@@ -143,6 +143,18 @@ def test_values_are_labelled_with_their_gradients():
                             "L": "L"}
 
 
+def test_a_gradient_written_as_numbers_gets_a_line_of_its_own():
+    entries = record_simple()
+    numbers = draw_tape(entries, gradients={"a": "[3, 4]", "b": "v6"}, loss="L")
+    # the SVG has one <text> per line of a label
+    assert "<text" in numbers.svg and ">[3, 4]</text>" in numbers.svg
+    assert ">dL/da =</text>" in numbers.svg
+    assert ">dL/db = v6</text>" in numbers.svg  # a name stays on the line
+    assert numbers.values["a"] == "a dL/da = [3, 4]"
+    one_line = draw_tape(entries, gradients={"a": "[3,4]"}, loss="L")
+    assert ">dL/da = [3,4]</text>" in one_line.svg  # no space: kept on one line
+
+
 def test_phases_have_their_own_styles_and_unneeded_entries_are_grey():
     tape, (forward, first, middle, second) = record_two_orders()
     phases = [("forward", 0, forward), ("first backward", forward, first),

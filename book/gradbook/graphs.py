@@ -234,7 +234,9 @@ def draw_tape(
     ``entries`` is ``gradient_tape`` or a slice of it; ``first_index`` is the position of its
     first entry on the whole tape, so that a slice keeps the tape's numbering in its labels.
     ``gradients`` maps value names to their gradients (Variables or names): each such value is
-    labelled ``dL/dx = v6``, with ``loss`` as L. ``phases`` is a list of (name, start, end)
+    labelled ``dL/dx = v6``, with ``loss`` as L; a gradient written out as numbers (a string
+    with a space, such as ``"[4, 5, 6]"``) goes on a line of its own, to keep the drawing
+    narrow. ``phases`` is a list of (name, start, end)
     ranges of tape positions; each phase name gets its own fill and border. The positions in
     ``unneeded`` are greyed out. ``show_captured`` also draws, with a red dashed edge, every
     Variable an entry's backward rule keeps that is neither an input nor an output of that
@@ -317,6 +319,8 @@ def draw_tape(
             label = name
             if name in gradients:
                 label += f"\nd{loss}/d{name} = {gradients[name]}"
+                if " " in gradients[name]:  # numbers, not a name: a line of their own
+                    label = label.replace(" = ", " =\n", 1)
             labels[name] = label.replace("\n", " ")
             attributes = {"label": label, "shape": "ellipse"}
             if name in written_by_unneeded:
