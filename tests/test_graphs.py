@@ -195,3 +195,43 @@ def test_a_smaller_rank_gap_draws_a_deep_graph_shorter():
     assert svg_height(compact) < 0.8 * svg_height(default)
     with pytest.raises(TypeError, match="rank_gap must be a positive number"):
         draw_graph(grad_x, rank_gap="0.15")
+
+
+def test_loosening_only_saved_leaves_puts_a_saved_intermediate_below_its_node():
+    a = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([3.0, 4.0], dtype=torch.float64, requires_grad=True)
+    loss = ((a * b) * b).sum()  # the second MulBackward0 saves a * b, no leaf
+    params = {"a": a, "b": b}
+    loose = draw_graph(loss, params=params, show_saved=True, loose_saved_edges=True)
+    leaves_only = draw_graph(
+        loss, params=params, show_saved=True, loose_saved_edges="leaves", node_gap=0.1
+    )
+    assert leaves_only.description == loose.description
+    assert leaves_only.edges == loose.edges
+
+    def y_of(svg, label):  # of the node's first text line: smaller is higher
+        return float(re.search(rf'y="(-?[\d.]+)"[^>]*>{label}</text>', svg).group(1))
+
+    def width(graph):
+        return float(re.search(r'<svg width="([\d.]+)pt"', graph.svg).group(1))
+
+    # the saved intermediate (self) is on the top row when every line is loose,
+    # below the leaves when only the leaves' lines are
+    assert y_of(loose.svg, "self") == y_of(loose.svg, "a")
+    assert y_of(leaves_only.svg, "self") > y_of(leaves_only.svg, "MulBackward0")
+    assert y_of(leaves_only.svg, "b") < y_of(leaves_only.svg, "MulBackward0")
+    assert width(leaves_only) < width(loose)
+    assert leaves_only.svg.count("stroke-dasharray") == loose.svg.count("stroke-dasharray")
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, expected",
+    [
+        ({"loose_saved_edges": "all"}, ValueError, "True, False or 'leaves'"),
+        ({"node_gap": 0}, TypeError, "node_gap must be a positive number"),
+    ],
+)
+def test_bad_layout_options_say_what_is_wrong(kwargs, error, expected):
+    x = torch.tensor([1.0], requires_grad=True)
+    with pytest.raises(error, match=expected):
+        draw_graph((x * x).sum(), **kwargs)

@@ -62,7 +62,9 @@ class Graph:
         return f"<graph with {self.node_count} nodes>"
 
 
-def draw_graph(outputs, params=None, show_saved=False, loose_saved_edges=False, rank_gap=None):
+def draw_graph(
+    outputs, params=None, show_saved=False, loose_saved_edges=False, rank_gap=None, node_gap=None
+):
     """Draw the autograd graph that produced ``outputs`` (a tensor or a tuple of tensors).
 
     ``params`` maps display names to tensors, as in ``torchviz.make_dot``; ``show_saved``
@@ -70,14 +72,24 @@ def draw_graph(outputs, params=None, show_saved=False, loose_saved_edges=False, 
     the line from a node to a tensor it saved is dashed and does not take part in the layout:
     a saved tensor that is also a leaf then stays with the leaves at the top, instead of
     being pulled below the node that saved it (which can turn the drawing upside down).
+    ``loose_saved_edges="leaves"`` loosens only the lines to saved leaves: every line is
+    dashed, and a saved intermediate is drawn below the node that saved it, not on the top
+    row (a narrower drawing).
     ``rank_gap`` is the vertical gap between rows of nodes in inches (Graphviz's ``ranksep``,
     0.5 by default): a smaller one keeps a deep, narrow graph within a phone's screen.
+    ``node_gap`` is the horizontal gap between nodes in inches (``nodesep``, 0.25 by default).
     The returned Graph's ``edges`` lists the drawn arrows as (from label, to label).
     """
     outputs = _check_outputs(outputs)
     params = _check_params(params)
     if rank_gap is not None and not (isinstance(rank_gap, (int, float)) and rank_gap > 0):
         raise TypeError(f"draw_graph: rank_gap must be a positive number of inches, got {rank_gap!r}.")
+    if node_gap is not None and not (isinstance(node_gap, (int, float)) and node_gap > 0):
+        raise TypeError(f"draw_graph: node_gap must be a positive number of inches, got {node_gap!r}.")
+    if loose_saved_edges not in (False, True, "leaves"):
+        raise ValueError(
+            f"draw_graph: loose_saved_edges is True, False or 'leaves', got {loose_saved_edges!r}."
+        )
     _require_dot()
 
     import torchviz  # imported late so that a missing `dot` is reported first
@@ -89,18 +101,33 @@ def draw_graph(outputs, params=None, show_saved=False, loose_saved_edges=False, 
     names = {}
     dot.body = [_relabel(line, names) for line in dot.body]
     if loose_saved_edges:
-        dot.body = [
-            line.replace("[dir=none]", "[constraint=false dir=none style=dashed]")
-            for line in dot.body
-        ]
+        # torchviz draws a saved leaf as the leaf's own node, filled light blue
+        leaves = {
+            line.split()[0] for line in dot.body
+            if "->" not in line and "fillcolor=lightblue" in line
+        }
+        dot.body = [_loosen(line, loose_saved_edges == "leaves", leaves) for line in dot.body]
     # An opaque background keeps black strokes readable on a dark page.
     dot.graph_attr["bgcolor"] = "white"
     if rank_gap is not None:
         dot.graph_attr["ranksep"] = str(rank_gap)
+    if node_gap is not None:
+        dot.graph_attr["nodesep"] = str(node_gap)
     svg = dot.pipe(format="svg", encoding="utf-8")
     graph = Graph(svg, node_count=len(names), description=describe(dot.body))
     graph.edges = _arrows(dot.body)
     return graph
+
+
+def _loosen(line, only_leaves, leaves):
+    """A saved-tensor line (dir=none) dashed; out of the layout unless only_leaves and the
+    saved tensor is no leaf."""
+    if "[dir=none]" not in line:
+        return line
+    saved = line.partition(" [")[0].split("->")[1].strip()
+    if only_leaves and saved not in leaves:
+        return line.replace("[dir=none]", "[dir=none style=dashed]")
+    return line.replace("[dir=none]", "[constraint=false dir=none style=dashed]")
 
 
 def _arrows(body):
