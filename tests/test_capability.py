@@ -41,6 +41,8 @@ def test_the_html_table_colours_each_verdict_and_lists_the_errors():
     assert 'title="RuntimeError: needs setup_context">err 1</td>' in page
     assert "<li>NotImplementedError: needs jvp</li>" in page
     assert "<p>UserWarning: slow</p>" in page
+    # the box that scrolls on a phone can be scrolled from the keyboard (an audit's rule)
+    assert '<div style="overflow-x: auto" tabindex="0" role="region"' in page
 
 
 def test_requirements_are_the_smallest_feature_sets_that_pass():

@@ -11,6 +11,8 @@ import textwrap
 WORKS, WRONG = "works", "WRONG RESULT"
 # light backgrounds with black text: readable on the light and on the dark theme
 COLOURS = {"works": "#c6efce", "WRONG": "#ffb3b3", "err": "#ffe699"}
+# a box that scrolls sideways on a narrow screen; focusable, so a keyboard can scroll it too
+_SCROLLS = '<div style="overflow-x: auto" tabindex="0" role="region" aria-label="{label}">'
 
 
 def numbered_errors(matrix):
@@ -79,7 +81,7 @@ def capability_html(matrix, rows, notes=()):
     legend = "".join(f"<li>{html.escape(error)}</li>" for error in errors)
     extra = "".join(f"<p>{html.escape(note)}</p>" for note in notes)
     return (
-        '<div style="overflow-x: auto">'
+        f'{_SCROLLS.format(label="capability matrix")}'
         '<table style="border-collapse: separate; border-spacing: 2px; font-size: 0.9em">'
         f'<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         "</div><p>WRONG: a wrong result, and no error. Errors (the first line of each "
@@ -168,7 +170,7 @@ def requirements_html(needs, heading):
         for row, need in needs.items()
     )
     return (
-        '<div style="overflow-x: auto"><table style="font-size: 0.9em">'
+        f'{_SCROLLS.format(label="what each row needs")}<table style="font-size: 0.9em">'
         f'<thead><tr><th scope="col" style="text-align: left">to pass</th><th scope="col" '
         f'style="text-align: left">{html.escape(heading)}</th></tr></thead>'
         f"<tbody>{body}</tbody></table></div>"
@@ -202,8 +204,8 @@ def grid_html(grid, colours, corner=""):
         for name, row in grid.items()
     )
     return (
-        '<div style="overflow-x: auto"><table style="border-collapse: separate; '
-        'border-spacing: 2px; font-size: 0.9em">'
+        f'{_SCROLLS.format(label=html.escape(corner or "table", quote=True))}'
+        '<table style="border-collapse: separate; border-spacing: 2px; font-size: 0.9em">'
         f'<thead><tr><th scope="col" style="text-align: left">{html.escape(corner)}</th>'
         f"{head}</tr></thead><tbody>{body}</tbody></table></div>"
     )
