@@ -162,11 +162,11 @@ def test_phases_have_their_own_styles_and_unneeded_entries_are_grey():
     graph = draw_tape(tape, phases=phases, unneeded={1, 2})
     assert graph.phase_styles == {
         "forward": "grey, solid border",
-        "first backward": "light blue, dashed border",
+        "first backward": "yellow, dashed border",
         "second backward": "plum, bold border",
     }
     assert fill_of(graph.svg, "#0 operator_add") == "lightgrey"
-    assert fill_of(graph.svg, f"#{forward} operator_expand") == "lightblue"
+    assert fill_of(graph.svg, f"#{forward} operator_expand") == "#fff68f"  # khaki1
     assert fill_of(graph.svg, f"#{middle} operator_expand") == "plum"
     assert fill_of(graph.svg, "#1 operator_mul") == "white"  # greyed out
     assert [e["position"] for e in graph.entries if not e["needed"]] == [1, 2]

@@ -179,7 +179,7 @@ def test_tape_legend_keys_each_phase_and_the_grey_style_in_the_drawing_s_own_wor
     drawing = drawing_with_a_skipped_rule()
     legend = tape_legend(drawing, not_run="rule not run by grad(L)")
     assert legend.description == (
-        "Key: forward entry: grey, solid border; backward entry: light blue, dashed border; "
+        "Key: forward entry: grey, solid border; backward entry: yellow, dashed border; "
         "rule not run by grad(L): white, dotted grey border; an arrow goes from a value an "
         "entry reads to the entry, and from the entry to a value it writes."
     )

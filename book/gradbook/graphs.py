@@ -221,8 +221,9 @@ def _check_params(params):
 PHASE_STYLES = [
     ({"style": "filled", "fillcolor": "lightgrey"}, "grey, solid border"),
     (
-        {"style": "filled,dashed", "fillcolor": "lightblue", "penwidth": "2"},
-        "light blue, dashed border",
+        # not light blue: in torchviz's graphs light blue marks a leaf
+        {"style": "filled,dashed", "fillcolor": "khaki1", "penwidth": "2"},
+        "yellow, dashed border",
     ),
     (
         # not orange: in torchviz's graphs orange marks a saved tensor
