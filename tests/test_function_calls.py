@@ -100,7 +100,18 @@ def test_the_drawing_says_who_fills_ctx_and_who_reads_it():
     assert [c.method for c in graph.calls] == ["forward", "setup_context", "backward"]
 
 
+def test_backward_runs_with_grad_mode_as_create_graph_says_and_the_drawing_says_so():
+    for create_graph in (False, True):
+        calls = record_calls(ScaleSplit, {"x": leaf(3), "factor": 2.5}, create_graph=create_graph)
+        assert [c.grad_enabled for c in calls] == [False, False, create_graph]
+        graph = draw_calls(calls)
+        assert f"backward (grad mode {'on' if create_graph else 'off'})" in graph.description
+        assert "(= create_graph)" in graph.svg
+
+
 def test_wrong_arguments_are_refused_with_a_reason():
+    with pytest.raises(TypeError, match="create_graph must be True or False"):
+        record_calls(ScaleSplit, {"x": leaf(3), "factor": 2.5}, create_graph="yes")
     with pytest.raises(TypeError, match="Function class itself"):
         record_calls(ScaleSplit.apply, {"x": leaf(3), "factor": 2.5})
     with pytest.raises(TypeError, match="dict from a name"):

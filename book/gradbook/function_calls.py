@@ -25,13 +25,13 @@ class Call:
     returned: list = field(default_factory=list)  # for backward: one name or "None" per input
 
 
-def record_calls(function_class, inputs):
+def record_calls(function_class, inputs, create_graph=False):
     """The calls PyTorch makes to ``function_class``'s methods for one forward and backward.
 
     ``inputs`` maps a name to each argument of ``apply``, in order (``{"x": x, "w": w}``); at
     least one must be a floating-point tensor that requires grad. The backward is that of the
-    sum of the first output, with ``torch.autograd.backward``; the ``.grad`` of the inputs is
-    left as it was. A tensor saved for backward is named after the input or output it is, or
+    sum of the first output, with ``torch.autograd.grad`` and the given ``create_graph`` (grad
+    mode inside ``backward`` follows it); the ``.grad`` of the inputs is left as it was. A tensor saved for backward is named after the input or output it is, or
     called an intermediate.
     """
     if not (isinstance(function_class, type) and issubclass(function_class, torch.autograd.Function)):
@@ -44,6 +44,8 @@ def record_calls(function_class, inputs):
             "record_calls: pass the arguments of apply as a dict from a name to each, in order, "
             "e.g. {'x': x, 'w': w}."
         )
+    if not isinstance(create_graph, bool):
+        raise TypeError(f"record_calls: create_graph must be True or False, got {create_graph!r}.")
     tensors = [v for v in inputs.values() if isinstance(v, torch.Tensor)]
     if not any(t.requires_grad and t.is_floating_point() for t in tensors):
         raise ValueError(
@@ -106,7 +108,7 @@ def record_calls(function_class, inputs):
     output = Recorded.apply(*inputs.values())
     first = output[0] if isinstance(output, (tuple, list)) else output
     wanted = [t for t in tensors if t.requires_grad]
-    torch.autograd.grad(first.sum(), wanted, allow_unused=True)
+    torch.autograd.grad(first.sum(), wanted, allow_unused=True, create_graph=create_graph)
     return calls
 
 
@@ -141,6 +143,8 @@ def draw_calls(calls, title="apply"):
 
     def label(call):
         mode = "grad mode on" if call.grad_enabled else "grad mode off"
+        if call.method == "backward":  # the run decides: grad mode in backward = create_graph
+            mode += "\\n(= create_graph)"
         return f"{call.method}({', '.join(call.received)})\\n{mode}"
 
     # one column, top to bottom in the order of the calls: narrow enough for a phone
