@@ -76,6 +76,40 @@ def test_gradient_can_be_replaced_and_is_used():
     assert calls == ["L0", "L1"]
 
 
+def overwriting(a, b):
+    # (a + b) * b as one entry with outputs r and t, whose rule overwrites t's own
+    # gradient with dL_dr * b instead of adding to it: wrong only when both arrive
+    t = Variable(a.value + b.value)
+    r = Variable(t.value * b.value)
+
+    def propagate(dL_doutputs):
+        dL_dr, dL_dt = dL_doutputs
+        dL_db = None
+        if dL_dr is not None:
+            dL_dt = dL_dr * b  # the bug: should add to the incoming dL_dt
+            dL_db = dL_dr * t
+        if dL_dt is None:
+            return [None, dL_db]
+        return [dL_dt, dL_dt if dL_db is None else dL_db + dL_dt]
+
+    gradient_tape.append(
+        TapeEntry([a.name, b.name], [r.name, t.name], propagate)
+    )
+    return r
+
+
+def test_a_second_loss_reading_the_output_catches_an_overwritten_gradient():
+    with quiet_trace():
+        plain = two_orders(overwriting, A, B)
+        reading = two_orders(overwriting, A, B, reads_output=True)
+        unfused = two_orders(simple, A, B, reads_output=True)
+    # the plain L1 never hands the rule both gradients: the bug passes
+    assert all(compare(plain, torch_two_orders(simple, A, B), show=False))
+    expected = torch_two_orders(simple, A, B, reads_output=True)
+    assert all(compare(unfused, expected, show=False))
+    assert compare(reading, expected, show=False)[2:] == [False, False]
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
@@ -87,6 +121,7 @@ def test_gradient_can_be_replaced_and_is_used():
         (lambda: compare([A] * 4, [A] * 4), "are Variables"),
         (lambda: propagate_runs(simple, A, B, position=5), "no entry at position 5"),
         (lambda: side_by_side("drawing"), "pass the drawings"),
+        (lambda: two_orders(simple, A, B, reads_output=1), "True or False"),
     ],
 )
 def test_mistakes_are_named(call, message):

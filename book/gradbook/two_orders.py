@@ -3,6 +3,8 @@
 The chapter on aggregate operators (and its exercises) asks the same question of every
 version of a fused operator: do its gradients of the loss ``L0 = sum(f(a, b))`` and of the
 loss built from them, ``L1 = sum(dL0/da * dL0/da + dL0/db * dL0/db)``, agree with PyTorch's?
+With ``reads_output=True``, ``L1`` also adds ``f(a, b)`` itself, so that the second
+backward hands an entry with two outputs a gradient for both in one call.
 The harness lives here so that the chapter shows the versions and the verdicts, not the
 bookkeeping.
 """
@@ -32,6 +34,14 @@ def _require_inputs(a_value, b_value, where):
             )
 
 
+def _require_flag(reads_output, where):
+    if not isinstance(reads_output, bool):
+        raise TypeError(
+            f"{where}: reads_output is True or False (whether L1 also adds "
+            f"the program's output), not a {type(reads_output).__name__}."
+        )
+
+
 def _first_loss(function, a_value, b_value):
     """Record L0 = sum(function(a, b)) on a fresh tape; return a, b and L0."""
     reset_tape()
@@ -40,10 +50,14 @@ def _first_loss(function, a_value, b_value):
     return a, b, function(a, b).sum(name="L0")
 
 
-def two_orders(function, a_value, b_value, *, entries=None, gradient=None):
+def two_orders(
+    function, a_value, b_value, *, entries=None, gradient=None,
+    reads_output=False,
+):
     """Simple Grad's [dL0/da, dL0/db, dL1/da, dL1/db] (None for a known zero).
 
-    ``L0 = sum(function(a, b))`` and ``L1 = sum(dL0/da^2 + dL0/db^2)``, on a fresh tape.
+    ``L0 = sum(function(a, b))`` and ``L1 = sum(dL0/da^2 + dL0/db^2)``, on a fresh tape;
+    ``L1 = sum(dL0/da^2 + dL0/db^2 + function(a, b))`` with ``reads_output=True``.
     If ``entries`` is a list, the number of tape entries the first and the second backward
     recorded is appended to it. ``gradient`` is the engine's ``grad`` unless an exercise
     passes its own.
@@ -57,11 +71,17 @@ def two_orders(function, a_value, b_value, *, entries=None, gradient=None):
         )
     gradient = simple_grad.grad if gradient is None else gradient
     _require_program(gradient, "two_orders(gradient=...)")
-    a, b, L0 = _first_loss(function, a_value, b_value)
+    _require_flag(reads_output, "two_orders")
+    reset_tape()
+    a = Variable.constant(a_value, name="a")
+    b = Variable.constant(b_value, name="b")
+    output = function(a, b)
+    L0 = output.sum(name="L0")
     start = len(gradient_tape)
     dL0_da, dL0_db = gradient(L0, [a, b])
     first = len(gradient_tape) - start
-    L1 = (dL0_da * dL0_da + dL0_db * dL0_db).sum(name="L1")
+    squares = dL0_da * dL0_da + dL0_db * dL0_db
+    L1 = (squares + output if reads_output else squares).sum(name="L1")
     start = len(gradient_tape)
     dL1_da, dL1_db = gradient(L1, [a, b])
     if entries is not None:
@@ -69,16 +89,19 @@ def two_orders(function, a_value, b_value, *, entries=None, gradient=None):
     return [dL0_da, dL0_db, dL1_da, dL1_db]
 
 
-def torch_two_orders(function, a_value, b_value):
+def torch_two_orders(function, a_value, b_value, *, reads_output=False):
     """PyTorch's [dL0/da, dL0/db, dL1/da, dL1/db] for the same two losses."""
     _require_program(function, "torch_two_orders")
     _require_inputs(a_value, b_value, "torch_two_orders")
+    _require_flag(reads_output, "torch_two_orders")
     a = a_value.clone().requires_grad_()
     b = b_value.clone().requires_grad_()
+    output = function(a, b)
     dL0_da, dL0_db = torch.autograd.grad(
-        function(a, b).sum(), [a, b], create_graph=True
+        output.sum(), [a, b], create_graph=True
     )
-    L1 = (dL0_da * dL0_da + dL0_db * dL0_db).sum()
+    squares = dL0_da * dL0_da + dL0_db * dL0_db
+    L1 = (squares + output if reads_output else squares).sum()
     return [dL0_da.detach(), dL0_db.detach(), *torch.autograd.grad(L1, [a, b])]
 
 
