@@ -101,7 +101,9 @@ def draw_graph(
     names = {}
     dot.body = [_relabel(line, names) for line in dot.body]
     if loose_saved_edges:
-        # torchviz draws a saved leaf as the leaf's own node, filled light blue
+        # torchviz writes a saved leaf twice under one id, as a leaf (light blue) and as
+        # saved (orange); Graphviz fills it by the last, orange for a custom Function's
+        # node. Every leaf has the light-blue line, so this finds them all.
         leaves = {
             line.split()[0] for line in dot.body
             if "->" not in line and "fillcolor=lightblue" in line
