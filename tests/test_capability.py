@@ -43,6 +43,8 @@ def test_the_html_table_colours_each_verdict_and_lists_the_errors():
     assert "<p>UserWarning: slow</p>" in page
     # the box that scrolls on a phone can be scrolled from the keyboard (an audit's rule)
     assert '<div style="overflow-x: auto" tabindex="0" role="region"' in page
+    # and the row labels stay in view while the verdicts scroll under them
+    assert page.count("position: sticky; left: 0") == 1 + len(ROWS)
 
 
 def test_requirements_are_the_smallest_feature_sets_that_pass():

@@ -13,6 +13,11 @@ WORKS, WRONG = "works", "WRONG RESULT"
 COLOURS = {"works": "#c6efce", "WRONG": "#ffb3b3", "err": "#ffe699"}
 # a box that scrolls sideways on a narrow screen; focusable, so a keyboard can scroll it too
 _SCROLLS = '<div style="overflow-x: auto" tabindex="0" role="region" aria-label="{label}">'
+# The row labels stay in view while the verdicts scroll sideways on a phone, on an opaque
+# white that hides the cells passing under them (in dark mode too, where the theme puts HTML
+# outputs on a light grey, so black text stays readable).
+_LABEL_STYLE = ("text-align: left; padding-right: 0.5em; white-space: nowrap; position: sticky; "
+                "left: 0; background: #fff; color: #000")
 
 
 def numbered_errors(matrix):
@@ -76,14 +81,15 @@ def capability_html(matrix, rows, notes=()):
             colour = COLOURS[shown.split()[0]]
             title = "" if verdict == WORKS else f' title="{html.escape(verdict, quote=True)}"'
             cells.append(f'<td style="{cell_style}background: {colour}"{title}>{shown}</td>')
-        body.append(f'<tr><th scope="row" style="text-align: left; padding-right: 0.5em; '
-                    f'white-space: nowrap">{html.escape(name)}</th>{"".join(cells)}</tr>')
+        body.append(f'<tr><th scope="row" style="{_LABEL_STYLE}">'
+                    f'{html.escape(name)}</th>{"".join(cells)}</tr>')
     legend = "".join(f"<li>{html.escape(error)}</li>" for error in errors)
     extra = "".join(f"<p>{html.escape(note)}</p>" for note in notes)
     return (
         f'{_SCROLLS.format(label="capability matrix")}'
         '<table style="border-collapse: separate; border-spacing: 2px; font-size: 0.9em">'
-        f'<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        f'<thead><tr><th style="{_LABEL_STYLE}"></th>{head}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table>'
         "</div><p>WRONG: a wrong result, and no error. Errors (the first line of each "
         f"message):</p><ol>{legend}</ol>{extra}"
     )
