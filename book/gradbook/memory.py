@@ -320,7 +320,8 @@ def process_peak(run):
 @contextlib.contextmanager
 def cpu_kernels(backend):
     """Run a block with oneDNN's CPU kernels ("onednn", PyTorch's default
-    where oneDNN is built in) or with PyTorch's own ("native")."""
+    where oneDNN is built in) or with oneDNN switched off ("native": PyTorch
+    then picks another kernel by shape, such as NNPACK or its own im2col)."""
     import warnings
 
     import torch
