@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from gradbook import live_bytes_peak, live_bytes_timeline, profiler_peak
-from gradbook.memory import cpu_kernels, process_peak
+from gradbook.memory import cpu_kernels, process_peak, profiled_op_names
 
 FLOATS = 1000  # elements per tensor below: 4,000 bytes in float32
 BYTES = FLOATS * 4
@@ -255,3 +255,17 @@ def test_cpu_kernels_switches_onednn_off_and_back():
     with pytest.raises(ValueError, match="'onednn' or 'native'"):
         with cpu_kernels("cudnn"):
             pass
+
+
+def test_profiled_op_names_lists_each_operation_once_in_order(capfd):
+    def run():
+        a = torch.ones(FLOATS)
+        return (a + a) * (a + a)
+
+    names = profiled_op_names(run)
+    assert names.count("aten::add") == 1
+    assert names.index("aten::ones") < names.index("aten::add")
+    assert names.index("aten::add") < names.index("aten::mul")
+    assert capfd.readouterr().err == ""
+    with pytest.raises(TypeError, match="function to call"):
+        profiled_op_names(None)

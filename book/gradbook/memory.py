@@ -231,6 +231,24 @@ def profiler_peak(run):
     return peak
 
 
+def profiled_op_names(run):
+    """Names of the operations torch.profiler records in run(), each once,
+    in the order they first start: ATen operations and the kernels they
+    call beneath them (which convolution backend ran, for example)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    _require_callable(run, "profiled_op_names")
+    with _quiet_file_descriptor(2):
+        with profile(activities=[ProfilerActivity.CPU]) as profiler:
+            result = run()
+            del result
+    names = []
+    for event in sorted(profiler.events(), key=lambda e: e.time_range.start):
+        if event.name not in names:
+            names.append(event.name)
+    return names
+
+
 MIB = 2**20
 
 
