@@ -47,6 +47,20 @@ def test_the_html_table_colours_each_verdict_and_lists_the_errors():
     assert page.count("position: sticky; left: 0") == 1 + len(ROWS)
 
 
+def test_the_html_table_can_come_in_blocks_of_columns_each_with_the_row_labels():
+    page = capability_html(MATRIX, ROWS, per_block=3)
+    assert page.count("<table") == 2  # columns 1-3, then column 4
+    assert page.count("<tr>") == 2 * (1 + len(ROWS))
+    assert page.count("position: sticky; left: 0") == 2 * (1 + len(ROWS))
+    first, second = page.split("</table>")[:2]
+    assert ">split</th>" in first and ">numpy</th>" in second
+    assert ">numpy</th>" not in first
+    # an error keeps its number in every block
+    assert 'title="RuntimeError: needs setup_context">err 1</td>' in second
+    with pytest.raises(ValueError, match="per_block"):
+        capability_html(MATRIX, ROWS, per_block=0)
+
+
 def test_requirements_are_the_smallest_feature_sets_that_pass():
     features = {"plain": [], "split": ["setup_context"], "+jvp": ["setup_context", "jvp"]}
     needs = requirements(MATRIX, ROWS, features)

@@ -16,7 +16,7 @@ _SCROLLS = '<div style="overflow-x: auto" tabindex="0" role="region" aria-label=
 # The row labels stay in view while the verdicts scroll sideways on a phone, on an opaque
 # white that hides the cells passing under them (in dark mode too, where the theme puts HTML
 # outputs on a light grey, so black text stays readable).
-_LABEL_STYLE = ("text-align: left; padding-right: 0.5em; white-space: nowrap; position: sticky; "
+_LABEL_STYLE = ("text-align: left; padding-right: 0.3em; white-space: nowrap; position: sticky; "
                 "left: 0; background: #fff; color: #000")
 
 
@@ -60,17 +60,38 @@ def print_capabilities(matrix, rows, width=6, per_block=4):
         print(textwrap.fill(error, 79, initial_indent=f"{number}. ", subsequent_indent="   "))
 
 
-def capability_html(matrix, rows, notes=()):
+def capability_html(matrix, rows, notes=(), per_block=None):
     """The matrix as an HTML table, a cell coloured by its verdict (green works, red WRONG,
     yellow err N, with the error's first line as the cell's tooltip), the numbered errors
-    below it and then ``notes`` (lines of text, such as the warnings met on the way). The
-    table scrolls sideways inside its own box on a narrow screen."""
+    below it and then ``notes`` (lines of text, such as the warnings met on the way). With
+    ``per_block`` columns at a time, one table per block, each with the row labels (4 columns
+    fit a phone's width, as in ``print_capabilities``); each table scrolls sideways inside its
+    own box on a screen narrower still."""
     errors = numbered_errors(matrix)
     _check_rows(matrix, rows)
     if isinstance(notes, str) or not all(isinstance(note, str) for note in notes):
         raise TypeError("capability_html: notes must be a list of strings (lines of text).")
-    cell_style = "padding: 0.1em 0.5em; text-align: center; color: #000; "
-    head = "".join(f'<th scope="col" style="padding: 0.1em 0.5em">{html.escape(label)}</th>'
+    labels = list(matrix)
+    if per_block is None:
+        per_block = len(labels)
+    if not isinstance(per_block, int) or isinstance(per_block, bool) or per_block < 1:
+        raise ValueError(f"capability_html: per_block must be a whole number of columns, "
+                         f"at least 1, got {per_block!r}.")
+    tables = "".join(_verdict_table({label: matrix[label] for label in labels[i:i + per_block]},
+                                    rows, errors)
+                     for i in range(0, len(labels), per_block))
+    legend = "".join(f"<li>{html.escape(error)}</li>" for error in errors)
+    extra = "".join(f"<p>{html.escape(note)}</p>" for note in notes)
+    return (
+        f"{tables}<p>WRONG: a wrong result, and no error. Errors (the first line of each "
+        f"message):</p><ol>{legend}</ol>{extra}"
+    )
+
+
+def _verdict_table(matrix, rows, errors):
+    # narrow padding and a smaller font: a block of 4 columns fits a phone 390 px wide
+    cell_style = "padding: 0.1em 0.25em; text-align: center; color: #000; "
+    head = "".join(f'<th scope="col" style="padding: 0.1em 0.25em">{html.escape(label)}</th>'
                    for label in matrix)
     body = []
     for name in rows:
@@ -83,15 +104,12 @@ def capability_html(matrix, rows, notes=()):
             cells.append(f'<td style="{cell_style}background: {colour}"{title}>{shown}</td>')
         body.append(f'<tr><th scope="row" style="{_LABEL_STYLE}">'
                     f'{html.escape(name)}</th>{"".join(cells)}</tr>')
-    legend = "".join(f"<li>{html.escape(error)}</li>" for error in errors)
-    extra = "".join(f"<p>{html.escape(note)}</p>" for note in notes)
     return (
         f'{_SCROLLS.format(label="capability matrix")}'
-        '<table style="border-collapse: separate; border-spacing: 2px; font-size: 0.9em">'
+        '<table style="border-collapse: separate; border-spacing: 1px; font-size: 0.8em; '
+        'margin-bottom: 0.5em">'
         f'<thead><tr><th style="{_LABEL_STYLE}"></th>{head}</tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table>'
-        "</div><p>WRONG: a wrong result, and no error. Errors (the first line of each "
-        f"message):</p><ol>{legend}</ol>{extra}"
+        f'<tbody>{"".join(body)}</tbody></table></div>'
     )
 
 
