@@ -19,6 +19,12 @@ browser lay the block out on its own: one forced layout per folded block, about 
 longest chapters, which is what Lighthouse's mobile profile counted as blocking time. The patched
 script skips blocks inside a closed `<details>` and runs again, as it does after a change to
 the page, when one is opened, so an opened block still gets its tab stop.
+
+Images load lazily, when the reader scrolls near them. Lighthouse's mobile profile counts every
+request made before the largest paint (on every page a paragraph of the opening) as on its path:
+the chapters' plots far below it and the launch menu's two logos, hidden until the menu opens,
+were fetched first. A plot keeps its place before it arrives: its `width` and `height` are the
+SVG's own (points, 4/3 of a CSS pixel), and code-and-math.css lets a scaled plot keep its ratio.
 """
 import re
 from pathlib import Path
@@ -58,6 +64,31 @@ def scan_only_open_blocks(script):
     return script.replace(RESCAN_ON_CHANGE, RESCAN_ON_CHANGE + RESCAN_ON_TOGGLE)
 
 
+IMAGE = re.compile(r"<img (?![^>]*\bloading=)([^>]*?)\s*/?>")
+SOURCE = re.compile(r'\bsrc="([^"]+)"')
+SVG_SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)pt"[^>]*?\sheight="([\d.]+)pt"')
+
+
+def svg_size(path):
+    """The CSS pixel size of a matplotlib SVG, or None for anything else."""
+    if path.suffix != ".svg" or not path.is_file():
+        return None
+    found = SVG_SIZE.search(path.read_text(encoding="utf-8")[:2000])
+    return found and tuple(round(float(points) * 4 / 3) for points in found.groups())
+
+
+def lazy_images(html, page_path):
+    def lazy(image):
+        attributes = image.group(1)
+        source = SOURCE.search(attributes)
+        size = source and svg_size(page_path.parent / source.group(1))
+        if size:
+            attributes += f' width="{size[0]}" height="{size[1]}"'
+        return f'<img loading="lazy" {attributes} />'
+
+    return IMAGE.sub(lazy, html)
+
+
 def rewrite_theme_script(outdir):
     path = Path(outdir) / "_static" / "scripts" / "pydata-sphinx-theme.js"
     path.write_text(scan_only_open_blocks(path.read_text(encoding="utf-8")), encoding="utf-8")
@@ -72,6 +103,7 @@ def rewrite_pages(app, exception):
         html = path.read_text(encoding="utf-8")
         search_page = path.name == "search.html" and path.parent == Path(app.outdir)
         new = HEAD.sub(lambda head: lighter_head(head.group(0), search_page), html, count=1)
+        new = lazy_images(new, path)
         if new != html:
             path.write_text(new, encoding="utf-8")
     rewrite_theme_script(app.outdir)

@@ -483,6 +483,58 @@ def test_folded_blocks_get_their_tab_stop_when_opened_not_before(browser, server
         context.close()
 
 
+PLOT_BOXES = "[...document.querySelectorAll('div.cell_output img')].map((plot) => {" \
+    "const box = plot.getBoundingClientRect(); return [box.width, box.height, plot.naturalWidth > 0]; })"
+# Asks for every image now, and settles once each has loaded.
+LOAD_EVERY_IMAGE_NOW = """Promise.all([...document.querySelectorAll('img')].map((image) => {
+  image.loading = 'eager';
+  return image.complete ? null : new Promise((done) => { image.onload = image.onerror = done; });
+}))"""
+
+
+def plot_boxes(browser, server, page_name, hold_plots):
+    """The plots' boxes at a phone's width once every image has loaded, or, with `hold_plots`,
+    while their requests are held unanswered (as on a slow network)."""
+    context = browser.new_context(viewport=PHONE)
+    held = []
+    try:
+        page = context.new_page()
+        if hold_plots:
+            page.route("**/_images/*", lambda route: held.append(route))
+        page.goto(page_url(server, page_name), wait_until="domcontentloaded")
+        if not hold_plots:
+            page.evaluate(LOAD_EVERY_IMAGE_NOW)
+            return page.evaluate(PLOT_BOXES)
+        plots = page.evaluate("document.querySelectorAll('div.cell_output img').length")
+        page.evaluate("document.querySelectorAll('img').forEach((image) => { image.loading = 'eager'; })")
+        for _ in range(100):  # at most 10 s for the requests to reach the route
+            if len(held) >= plots:
+                break
+            page.wait_for_timeout(100)
+        assert len(held) >= plots, f"only {len(held)} of {plots} plot requests were made"
+        return page.evaluate(PLOT_BOXES)
+    finally:
+        for route in held:
+            route.abort()
+        context.close()
+
+
+def test_images_load_lazily_and_a_plot_keeps_its_place_before_it_arrives(browser, server, site):
+    """Images wait until the reader scrolls near them (_ext/first_paint.py, issue 27), so a
+    plot's box must not depend on its file: while its request is unanswered, each plot takes
+    the place, at a phone's width, that it takes once loaded."""
+    for page_path in sorted(site.rglob("*.html")):
+        if "_static" not in page_path.parts:
+            eager = [tag for tag in parsed_page(page_path).find_all("img") if tag.get("loading") != "lazy"]
+            assert eager == [], f"{page_path.relative_to(site)}: {eager}"
+    loaded = plot_boxes(browser, server, "book/fused_conv_bn", hold_plots=False)
+    waiting = plot_boxes(browser, server, "book/fused_conv_bn", hold_plots=True)
+    assert loaded and all(arrived for *_, arrived in loaded), loaded
+    assert not any(arrived for *_, arrived in waiting), waiting
+    sizes = lambda boxes: [size for box in boxes for size in box[:2]]  # noqa: E731
+    assert sizes(waiting) == pytest.approx(sizes(loaded), abs=1), (waiting, loaded)
+
+
 SPINNING = "<style>@keyframes turn {to {transform: rotate(1turn)}} .turn {animation: turn 1s infinite}</style>"
 
 
