@@ -136,7 +136,8 @@ def test_no_broken_internal_links_or_anchors(site):
 
 def test_nothing_in_head_waits_for_a_script(site):
     """No page's first paint waits for a script (_ext/first_paint.py, issue 27): every external
-    script in <head> is deferred or async, and only the search page loads the search index."""
+    script in <head> is deferred or async, none is preloaded beside the stylesheets, and only
+    the search page loads the search index."""
     for page_path in sorted(site.rglob("*.html")):
         if "_static" in page_path.parts:
             continue
@@ -145,6 +146,8 @@ def test_nothing_in_head_waits_for_a_script(site):
         scripts = [tag for tag in head.find_all("script") if tag.get("src")]
         blocking = [tag["src"] for tag in scripts if not (tag.has_attr("defer") or tag.has_attr("async"))]
         assert blocking == [], f"{page_path.relative_to(site)}: {blocking}"
+        preloaded = head.select('link[rel="preload"][as="script"]')
+        assert preloaded == [], f"{page_path.relative_to(site)}: {preloaded}"
         loads_index = any(tag["src"].endswith("searchindex.js") for tag in scripts)
         assert loads_index == (page_path.relative_to(site).as_posix() == "search.html"), page_path
 
