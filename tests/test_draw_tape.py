@@ -268,8 +268,8 @@ def test_parts_of_one_tape_keep_their_phase_styles_with_phase_order():
 
 def test_too_many_phase_names_are_refused():
     tape, _ = record_two_orders()
-    phases = [(f"p{i}", i, i + 1) for i in range(5)]
-    with pytest.raises(ValueError, match="at most 4 distinct phase names"):
+    phases = [(f"p{i}", i, i + 1) for i in range(6)]
+    with pytest.raises(ValueError, match="at most 5 distinct phase names"):
         draw_tape(tape, phases=phases)
 
 

@@ -236,6 +236,12 @@ PHASE_STYLES = [
         {"style": "filled", "fillcolor": "palegreen", "peripheries": "2"},
         "pale green, double border",  # dotted means "not run"
     ),
+    (
+        # a forward entry singled out, e.g. one whose rule a later call runs
+        {"style": "filled,bold", "fillcolor": "lightgrey", "color": "darkorchid",
+         "penwidth": "3"},
+        "grey, bold purple border",
+    ),
 ]
 UNNEEDED_STYLE = {
     "style": "filled,dotted",
