@@ -82,6 +82,11 @@ def test_chapter_page_shows_its_stored_outputs(site, page):
     html = (site / f"{page}.html").read_text()
     # Every graph stored in the notebook is on its page, inline, as stored (not re-executed).
     assert html.count('<svg role="img" aria-label=') == graph_outputs(notebook)
+    # Every plot (an image output) says in words what it shows: myst-nb's default alt text is
+    # the image's file name, a hash, which is what a screen reader would read.
+    plots = parsed_page(site / f"{page}.html").select("div.cell_output img")
+    unnamed = [plot["src"] for plot in plots if len(plot.get("alt", "").split()) < 8]
+    assert unnamed == [], f"set the cell's mystnb.image.alt metadata: {unnamed}"
     provenance = notebook.metadata["provenance"]
     assert f"produced with torch {provenance['torch']} on {provenance['date']}" in html
     # The reading time under the title, from what the page shows (_ext/reading_time.py).
