@@ -67,12 +67,14 @@ def serve_http1(directory):
     return f"http://127.0.0.1:{httpd.server_address[1]}/"
 
 
-SCRATCH = Path(tempfile.mkdtemp(prefix="lighthouse-"))
+SCRATCH = []  # the certificate's folder, made only when HTTP/2 is served
 SERVERS = []  # the Node processes, stopped at exit
 
 
 def throwaway_certificate():
-    key, cert = SCRATCH / "key.pem", SCRATCH / "cert.pem"
+    if not SCRATCH:
+        SCRATCH.append(Path(tempfile.mkdtemp(prefix="lighthouse-")))
+    key, cert = SCRATCH[0] / "key.pem", SCRATCH[0] / "cert.pem"
     if not key.exists():
         subprocess.run(
             ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
@@ -151,4 +153,5 @@ if __name__ == "__main__":
     finally:
         for server in SERVERS:
             server.terminate()
-        shutil.rmtree(SCRATCH, ignore_errors=True)
+        for folder in SCRATCH:
+            shutil.rmtree(folder, ignore_errors=True)
