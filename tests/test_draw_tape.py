@@ -239,6 +239,9 @@ def test_a_captured_value_on_the_tape_is_no_orphan():
         ({"unneeded": 3}, TypeError, "collection of tape positions"),
         ({"unneeded": ["1"]}, TypeError, "holds tape positions (int)"),
         ({"unneeded": [7]}, ValueError, "position 7 is not drawn"),
+        ({"earlier_values": "b"}, TypeError, "list of value names"),
+        ({"earlier_values": [1]}, TypeError, "holds value names (str)"),
+        ({"earlier_values": ["w"]}, ValueError, "'w' is not read or written"),
     ],
 )
 def test_bad_drawing_options_say_what_is_wrong(kwargs, error, expected):
@@ -322,3 +325,13 @@ def test_max_width_scales_a_wide_drawing_down_and_leaves_a_narrow_one():
     assert draw_tape(record_simple(), max_width=10 * width(small)).svg == small.svg
     with pytest.raises(TypeError, match="max_width is a width in points"):
         draw_tape(tape, max_width="6in")
+
+
+def test_earlier_values_are_filled_pale_grey_and_named_in_the_description():
+    tape = record_simple()
+    graph = draw_tape(tape[1:], first_index=1, earlier_values=["v0", "b"])
+    assert graph.earlier_values == ["b", "v0"]
+    assert "Values made earlier (pale grey fill): b, v0." in graph.description
+    plain = draw_tape(tape[1:], first_index=1)
+    assert graph.svg.count('fill="#e5e5e5"') == 2  # gray90, one per marked value
+    assert 'fill="#e5e5e5"' not in plain.svg

@@ -236,3 +236,15 @@ def test_rules_that_recorded_restores_the_rules_when_run_fails():
         rules_that_recorded(gradient_tape, "grad(L, [a])")
     with pytest.raises(TypeError, match="pass the tape itself"):
         rules_that_recorded(tuple(gradient_tape), lambda: None)
+
+
+def test_tape_legend_keys_earlier_values_in_the_drawing_s_own_words():
+    from gradbook.tape_tools import tape_legend
+
+    drawing = drawing_with_a_skipped_rule()
+    legend = tape_legend(drawing, not_run="rule not run", earlier="made before")
+    assert "made before: an ellipse filled pale grey" in legend.description
+    assert ">made before</text>" in legend.svg
+    assert legend.node_count == 2 + 1 + 1 + 3  # phases, grey, earlier, arrow row
+    with pytest.raises(TypeError, match="earlier says what"):
+        tape_legend(drawing, not_run="rule not run", earlier=True)

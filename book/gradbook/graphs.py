@@ -250,6 +250,7 @@ UNNEEDED_STYLE = {
     "fontcolor": "gray45",
 }
 CAPTURED_STYLE = {"style": "dashed", "color": "red3", "fontcolor": "red3"}
+EARLIER_VALUE_STYLE = {"style": "filled", "fillcolor": "gray90"}  # a value made earlier
 
 
 def draw_tape(
@@ -264,6 +265,7 @@ def draw_tape(
     compact=False,
     max_width=None,
     phase_order=None,
+    earlier_values=(),
 ):
     """Draw a Simple Grad tape: a box per entry, an ellipse per value, inputs -> entry -> outputs.
 
@@ -286,6 +288,8 @@ def draw_tape(
     default, the order the drawn entries meet them). Drawings of parts of one tape that pass
     the same list give each phase the same style, and each drawing's key
     (``phase_styles``, read by ``tape_legend``) then lists every phase of the list.
+    ``earlier_values`` names values drawn filled in pale grey (``EARLIER_VALUE_STYLE``):
+    values that existed before the drawn part of the tape, e.g. before a second ``grad``.
     """
     entries = _check_entries(entries)
     message = (f"draw_tape: first_index must be a non-negative int (the position of the first "
@@ -299,6 +303,7 @@ def draw_tape(
     gradients = _check_gradients(gradients, names_on_tape, loss)
     phase_of = _check_phases(phases, positions)
     unneeded = _check_unneeded(unneeded, positions)
+    earlier_values = _check_earlier_values(earlier_values, names_on_tape)
     if max_width is not None and (
         isinstance(max_width, bool) or not isinstance(max_width, (int, float)) or max_width <= 0
     ):
@@ -361,6 +366,8 @@ def draw_tape(
             attributes = {"label": label, "shape": "ellipse"}
             if name in written_by_unneeded:
                 attributes.update(color="gray60", fontcolor="gray45")
+            if name in earlier_values:
+                attributes.update(EARLIER_VALUE_STYLE)
             dot.node(values[name], **attributes)
         return values[name]
 
@@ -424,6 +431,9 @@ def draw_tape(
             f"{name} ({style_of[name][1]})" for name in drawn_phases) + ".")
     if unneeded:
         sentences.append(f"{len(unneeded)} entries greyed out (white, dotted grey border).")
+    if earlier_values:
+        sentences.append("Values made earlier (pale grey fill): "
+                         + ", ".join(sorted(earlier_values)) + ".")
     if gradients:
         sentences.append("Gradients: " + ", ".join(
             f"d{loss}/d{name} = {gradient}" for name, gradient in gradients.items()) + ".")
@@ -438,6 +448,7 @@ def draw_tape(
     graph.values = labels
     graph.orphans = orphans
     graph.phase_styles = {name: style_of[name][1] for name in phase_names}
+    graph.earlier_values = sorted(earlier_values)
     return graph
 
 
@@ -506,6 +517,22 @@ def _check_phases(phases, positions):
             if position in positions:
                 phase_of[position] = name
     return phase_of
+
+
+def _check_earlier_values(earlier_values, names_on_tape):
+    if isinstance(earlier_values, str) or not isinstance(earlier_values, (list, tuple, set)):
+        raise TypeError(
+            "draw_tape: earlier_values is a list of value names (str), got "
+            f"{earlier_values!r}."
+        )
+    for name in earlier_values:
+        if not isinstance(name, str):
+            raise TypeError(f"draw_tape: earlier_values holds value names (str), got {name!r}.")
+        if name not in names_on_tape:
+            raise ValueError(
+                f"draw_tape: earlier value {name!r} is not read or written by a drawn entry."
+            )
+    return set(earlier_values)
 
 
 def _check_unneeded(unneeded, positions):

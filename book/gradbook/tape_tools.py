@@ -270,7 +270,7 @@ def backward_nodes_run(loss, inputs):
 SHORT_LABEL = 24  # characters of a legend label that can share its row
 
 
-def tape_legend(drawing, not_run=None):
+def tape_legend(drawing, not_run=None, earlier=None):
     """A key to a ``draw_tape`` drawing: one sample box per phase, in the drawing's own styles.
 
     ``drawing`` is what ``draw_tape`` returned. Each of its phases gets a box with that phase's
@@ -278,9 +278,11 @@ def tape_legend(drawing, not_run=None):
     what the grey style means there (e.g. "rule not run by grad(L1)"); one meaning per book,
     so that a reader can carry the key from one chapter to the next. A last row shows how to
     read an arrow: an entry reads the values with arrows into it and writes the values its
-    arrows point to, in the backward phases as in the forward one.
+    arrows point to, in the backward phases as in the forward one. ``earlier``, when some
+    drawing marks values with ``draw_tape(..., earlier_values=...)``, is what that pale grey
+    fill means there (e.g. "value made before grad(L1)"); it adds one ellipse to the key.
     """
-    from .graphs import PHASE_STYLES, UNNEEDED_STYLE, Graph, _require_dot
+    from .graphs import EARLIER_VALUE_STYLE, PHASE_STYLES, UNNEEDED_STYLE, Graph, _require_dot
 
     phase_styles = getattr(drawing, "phase_styles", None)
     entries = getattr(drawing, "entries", None)
@@ -300,6 +302,11 @@ def tape_legend(drawing, not_run=None):
             "tape_legend: the drawing greys nothing out, so not_run has "
             "nothing to explain; leave it out."
         )
+    if earlier is not None and not isinstance(earlier, str):
+        raise TypeError(
+            "tape_legend: earlier says what the pale grey values mean, as a str "
+            f"(e.g. 'value made before grad(L1)'), got {earlier!r}."
+        )
     _require_dot()
 
     import graphviz
@@ -317,6 +324,9 @@ def tape_legend(drawing, not_run=None):
     if greyed:
         styles.append(("not_run", not_run, UNNEEDED_STYLE))
         keys.append(f"{not_run}: white, dotted grey border")
+    if earlier is not None:
+        styles.append(("earlier", earlier, dict(EARLIER_VALUE_STYLE, shape="ellipse")))
+        keys.append(f"{earlier}: an ellipse filled pale grey")
     # At most two keys side by side, and a long label alone: a legend a phone's
     # width can show (two labels of SHORT_LABEL characters fit side by side).
     def short(style):
@@ -347,5 +357,5 @@ def tape_legend(drawing, not_run=None):
     keys.append("an arrow goes from a value an entry reads to the entry, "
                 "and from the entry to a value it writes")
     svg = legend.pipe(format="svg", encoding="utf-8")
-    node_count = len(phase_styles) + greyed + 3
+    node_count = len(phase_styles) + greyed + (earlier is not None) + 3
     return Graph(svg, node_count, description="Key: " + "; ".join(keys) + ".")
