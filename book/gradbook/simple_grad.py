@@ -6,6 +6,7 @@ book/simple_grad_1_tape.ipynb, where it is explained; edit the chapter, then run
 """
 
 import contextlib
+import functools
 import itertools
 
 import torch
@@ -49,27 +50,18 @@ def quiet_trace():
 
 def reset_tape():
     """Forget every recorded operation and start the names again at v0."""
-    global _next_index, _tape_epoch
+    global _next_index
     gradient_tape.clear()
-    _names_given.clear()
-    _serial_named.clear()
     _next_index = 0
-    _tape_epoch += 1
 
 
 class Variable:
     """A tensor with a name, so that the tape can refer to it."""
 
     def __init__(self, value: torch.Tensor, name: Optional[str] = None):
-        _require_tensor(value)
         self.value = value
-        if name is None:
-            name = fresh_name()
-        else:
-            _require_new_name(name)  # gradients are filed by name
-        self.name = name
+        self.name = fresh_name() if name is None else name
         self.is_leaf = False  # True only for values made by Variable.constant
-        _mark_for_checks(self)  # for the engine's checks (folded, below)
 
     @staticmethod
     def constant(
@@ -118,7 +110,6 @@ gradient_tape: List[TapeEntry] = []
 def operator_mul(
     lhs: Variable, rhs: Variable, name: Optional[str] = None
 ) -> Variable:
-    _require_pointwise_operands("*", lhs, rhs)
     # forward: compute the value and say what was computed
     r = Variable(lhs.value * rhs.value, name)
     trace("{} = {} * {}", r.name, lhs.name, rhs.name)
@@ -140,9 +131,6 @@ def grad(
     L: Variable, desired_results: Sequence[Variable]
 ) -> List[Optional[Variable]]:
     """dL/dX for each X in desired_results; None where L does not use X."""
-    if not isinstance(desired_results, Variable):
-        desired_results = list(desired_results)  # a generator is read once
-    _require_loss_and_results(L, desired_results)
     # dL_d[name] is dL/d(name) so far; the walk starts from dL/dL = 1
     dL_d: Dict[str, Variable] = {L.name: Variable(torch.ones_like(L.value))}
     trace("d{} ------------------------", L.name)
@@ -174,8 +162,51 @@ def grad(
     return gather(x.name for x in desired_results)
 
 
+def operator_add(lhs: Variable, rhs: Variable) -> Variable:
+    r = Variable(lhs.value + rhs.value)
+    trace("{} = {} + {}", r.name, lhs.name, rhs.name)
+
+    # dr/dlhs = dr/drhs = 1: both inputs receive dL/dr unchanged, at no cost
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr, dL_dr]
+
+    gradient_tape.append(TapeEntry([lhs.name, rhs.name], [r.name], propagate))
+    return r
+
+
+def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
+    r = Variable(x.value.sum(), name)
+    trace("{} = {}.sum()", r.name, x.name)
+    shape = x.value.shape  # the closure keeps this, not x and its storage
+
+    # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's
+    # shape
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr.expand(shape)]
+
+    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
+    return r
+
+
+def operator_expand(x: Variable, sizes) -> Variable:
+    r = Variable(x.value.expand(sizes))
+    shape = ", ".join(map(str, r.value.shape))
+    trace("{} = {}.expand({})", r.name, x.name, shape)
+
+    # every element of r is a copy of the scalar x: dL/dx adds up all of dL/dr
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr.sum()]
+
+    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
+    return r
+
+
 # Guard rails: each check says what was wrong and how to fix it, then gets out
-# of the way. First the bookkeeping they read.
+# of the way. The end of this cell puts them around the engine's functions.
+# First the bookkeeping they read.
 # how many times reset_tape() ran: tells current values from stale ones
 _tape_epoch = 0
 _names_given = set()  # names chosen by the caller since the last reset_tape()
@@ -228,6 +259,8 @@ def _require_variables(where, *values, claim_names=True):
                 "value is invisible to the tape): wrap it with "
                 "Variable.constant(...) first."
             )
+        if not hasattr(value, "serial"):  # made before these checks existed
+            raise _not_on_tape(where, value.name)
         if not value.is_leaf and value.epoch != _tape_epoch:
             # its entry went with the old tape: used as an operand, it would
             # silently count as a constant
@@ -325,46 +358,67 @@ def _require_loss_and_results(L, desired_results):
         _require_one_value_per_name("grad", x, claim=False)
 
 
-def operator_add(lhs: Variable, rhs: Variable) -> Variable:
-    _require_pointwise_operands("+", lhs, rhs)
-    r = Variable(lhs.value + rhs.value)
-    trace("{} = {} + {}", r.name, lhs.name, rhs.name)
-
-    # dr/dlhs = dr/drhs = 1: both inputs receive dL/dr unchanged, at no cost
-    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
-        (dL_dr,) = dL_doutputs
-        return [dL_dr, dL_dr]
-
-    gradient_tape.append(TapeEntry([lhs.name, rhs.name], [r.name], propagate))
-    return r
+# The checks, put around the engine's functions. Each wrapper looks its check
+# up when it runs (a test can swap one out), and wraps the function as
+# written (__wrapped__), so running this cell again adds no second check.
+def _forget_names():
+    """What reset_tape() also resets: no name in use, a new tape."""
+    global _tape_epoch
+    _names_given.clear()
+    _serial_named.clear()
+    _tape_epoch += 1
 
 
-def operator_sum(x: Variable, name: Optional[str] = None) -> Variable:
-    _require_variables("sum", x)
-    r = Variable(x.value.sum(), name)
-    trace("{} = {}.sum()", r.name, x.name)
-    shape = x.value.shape  # the closure keeps this, not x and its storage
+def _run_first(check, function):
+    """function, with check(*its arguments) run before it."""
+    function = getattr(function, "__wrapped__", function)
 
-    # every element of x adds to r with weight 1: dL/dx is dL/dr copied to x's
-    # shape
-    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
-        (dL_dr,) = dL_doutputs
-        return [dL_dr.expand(shape)]
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        check(*args, **kwargs)
+        return function(*args, **kwargs)
 
-    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
-    return r
+    return checked
 
 
-def operator_expand(x: Variable, sizes) -> Variable:
-    _require_scalar_to_expand(x, sizes)
-    shape = _as_shape(sizes)
-    r = Variable(x.value.expand(shape))
-    trace("{} = {}.expand({})", r.name, x.name, ", ".join(map(str, shape)))
+def _checked_init(init):
+    init = getattr(init, "__wrapped__", init)
 
-    # every element of r is a copy of the scalar x: dL/dx adds up all of dL/dr
-    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
-        (dL_dr,) = dL_doutputs
-        return [dL_dr.sum()]
+    @functools.wraps(init)
+    def checked_init(self, value, name=None):
+        _require_tensor(value)
+        if name is not None:
+            _require_new_name(name)  # gradients are filed by name
+        init(self, value, name)
+        _mark_for_checks(self)  # reads the name init gave
 
-    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
-    return r
+    return checked_init
+
+
+def _checked_grad(grad):
+    grad = getattr(grad, "__wrapped__", grad)
+
+    @functools.wraps(grad)
+    def checked_grad(L, desired_results):
+        if not isinstance(desired_results, Variable):
+            desired_results = list(desired_results)  # a generator is read once
+        _require_loss_and_results(L, desired_results)
+        return grad(L, desired_results)
+
+    return checked_grad
+
+
+Variable.__init__ = _checked_init(Variable.__init__)
+reset_tape = _run_first(_forget_names, reset_tape)
+grad = _checked_grad(grad)
+operator_mul = _run_first(
+    lambda lhs, rhs, name=None: _require_pointwise_operands("*", lhs, rhs),
+    operator_mul,
+)
+operator_add = _run_first(
+    lambda lhs, rhs: _require_pointwise_operands("+", lhs, rhs), operator_add
+)
+operator_sum = _run_first(
+    lambda x, name=None: _require_variables("sum", x), operator_sum
+)
+operator_expand = _run_first(_require_scalar_to_expand, operator_expand)
