@@ -121,9 +121,30 @@ def test_a_second_loss_reading_the_output_catches_an_overwritten_gradient():
         (lambda: compare([A] * 4, [A] * 4), "are Variables"),
         (lambda: propagate_runs(simple, A, B, position=5), "no entry at position 5"),
         (lambda: side_by_side("drawing"), "pass the drawings"),
+        (lambda: side_by_side(Drawing(10), same_scale=1), "True or False"),
+        (lambda: side_by_side(Drawing(None), same_scale=True), "width in pt"),
         (lambda: two_orders(simple, A, B, reads_output=1), "True or False"),
     ],
 )
 def test_mistakes_are_named(call, message):
     with quiet_trace(), pytest.raises((TypeError, ValueError), match=message):
         call()
+
+
+class Drawing:
+    """A stand-in for a drawing: an SVG of the given width in pt (None: in no unit)."""
+
+    def __init__(self, points):
+        self.points = points
+
+    def _repr_html_(self):
+        width = "100%" if self.points is None else f"{self.points}pt"
+        return f'<svg width="{width}" height="10pt"></svg>'
+
+
+def test_same_scale_gives_each_drawing_its_share_of_the_widest():
+    html = side_by_side(Drawing(518), Drawing(625), same_scale=True).data
+    assert '<div style="max-width: 82.9%"><svg width="518pt"' in html
+    assert '<div style="max-width: 100.0%"><svg width="625pt"' in html
+    # without it, each drawing takes what the column gives it, as before
+    assert "max-width" not in side_by_side(Drawing(518), Drawing(625)).data

@@ -8,6 +8,8 @@ backward hands an entry with two outputs a gradient for both in one call.
 The harness lives here so that the chapter shows the versions and the verdicts, not the
 bookkeeping.
 """
+import re
+
 import torch
 
 from . import simple_grad
@@ -176,8 +178,12 @@ def propagate_runs(function, a_value, b_value, position=0):
     return [calls[position, "first"], calls[position, "second"]]
 
 
-def side_by_side(*drawings):
-    """Drawings next to each other on a page; a narrow screen stacks them."""
+def side_by_side(*drawings, same_scale=False):
+    """Drawings next to each other on a page; a narrow screen stacks them.
+
+    With ``same_scale``, each drawing may take at most its share of the widest one's width,
+    so that when the column scales the widest down, the others shrink alike and their labels
+    keep one size (the drawings must give their SVG width in pt, as Graphviz's do)."""
     from IPython.display import HTML
 
     if not drawings or not all(hasattr(d, "_repr_html_") for d in drawings):
@@ -185,8 +191,30 @@ def side_by_side(*drawings):
             "side_by_side: pass the drawings (what draw_tape or tape_legend "
             "returned)."
         )
-    cells = "".join(f"<div>{d._repr_html_()}</div>" for d in drawings)
+    if not isinstance(same_scale, bool):
+        raise TypeError(f"side_by_side: same_scale is True or False, got {same_scale!r}.")
+    pictures = [d._repr_html_() for d in drawings]
+    styles = [""] * len(pictures)
+    if same_scale:
+        widths = [_width_in_points(picture) for picture in pictures]
+        styles = [f' style="max-width: {100 * w / max(widths):.1f}%"' for w in widths]
+    cells = "".join(
+        f"<div{style}>{picture}</div>" for style, picture in zip(styles, pictures)
+    )
     return HTML(
         '<div style="display: flex; flex-wrap: wrap; gap: 1em; '
         f'align-items: flex-start">{cells}</div>'
     )
+
+
+_SVG_WIDTH = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)pt"')
+
+
+def _width_in_points(picture):
+    found = _SVG_WIDTH.search(picture)
+    if found is None:
+        raise ValueError(
+            "side_by_side: same_scale needs drawings whose SVG gives its width in pt "
+            "(draw_graph's and draw_tape's do)."
+        )
+    return float(found.group(1))
