@@ -577,3 +577,24 @@ def test_specialise_drops_a_known_zero_only_from_a_plain_addition():
         specialise(addition((3,), alpha=2), {"x"})
     with pytest.raises(NotImplementedError):  # y would keep its shape ()
         specialise(addition(()), {"x"})
+
+
+@pytest.mark.timeout(60)
+def test_gradients_of_gradients_checkers_need_only_the_set_up_cell():
+    """A reader who opens the exercises first runs the set-up cell and the checker: each
+    checker defines its own inputs, so it answers without any other cell of the chapter."""
+    notebook = nbformat.read(BOOK / "simple_grad_3_gradients_of_gradients.ipynb", as_version=4)
+    set_up = next(cell for cell in notebook.cells if "hide-cell" in cell.metadata.get("tags", []))
+    namespace = {"display": lambda *args, **kwargs: None, "__name__": "chapter"}
+    for cell in notebook.cells:
+        defines_a_checker = cell.source.startswith(("def check_third_order", "def check_pruning"))
+        if cell is set_up or defines_a_checker:
+            source = "\n".join(
+                line for line in cell.source.splitlines() if not line.startswith("%")
+            )
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(source, "chapter cell", "exec"), namespace)
+    assert {"check_third_order", "check_pruning"} <= set(namespace)
+    assert "a_t" not in namespace and "simple" not in namespace
+    assert "Asked for a alone it ran 5 rules" in says(namespace["check_pruning"], namespace["grad"])
+    assert "Return two Variables" in says(namespace["check_third_order"], lambda a, b: None)
