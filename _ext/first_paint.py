@@ -30,8 +30,8 @@ paragraph and the launch menu's two logos, hidden until the menu opens, were fet
 page (23 kB on Fused conv+BN). Measured one cause at a time on that page (issue 27's note), this
 saves bytes, not paint time: served over HTTP/1.0 the preloads above moved its largest paint,
 and over HTTP/2 neither did. A plot keeps its place before it arrives: its `width` and `height`
-are the SVG's own (points, 4/3 of a CSS pixel), and code-and-math.css lets a scaled plot keep
-its ratio.
+are the SVG's own (points, 4/3 of a CSS pixel) or the PNG's pixels, and code-and-math.css lets
+a scaled plot keep its ratio.
 """
 import re
 from pathlib import Path
@@ -80,19 +80,26 @@ SOURCE = re.compile(r'\bsrc="([^"]+)"')
 SVG_SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)pt"[^>]*?\sheight="([\d.]+)pt"')
 
 
-def svg_size(path):
-    """The CSS pixel size of a matplotlib SVG, or None for anything else."""
-    if path.suffix != ".svg" or not path.is_file():
+def image_size(path):
+    """The size of a matplotlib SVG in CSS pixels, or of a PNG in its own pixels (the page may
+    scale it, keeping the ratio); None for anything else."""
+    if not path.is_file():
         return None
-    found = SVG_SIZE.search(path.read_text(encoding="utf-8")[:2000])
-    return found and tuple(round(float(points) * 4 / 3) for points in found.groups())
+    if path.suffix == ".svg":
+        found = SVG_SIZE.search(path.read_text(encoding="utf-8")[:2000])
+        return found and tuple(round(float(points) * 4 / 3) for points in found.groups())
+    if path.suffix == ".png":
+        header = path.read_bytes()[:24]  # signature, then the IHDR chunk: width, height
+        if header[12:16] == b"IHDR":
+            return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+    return None
 
 
 def lazy_images(html, page_path):
     def lazy(image):
         attributes = image.group(1)
         source = SOURCE.search(attributes)
-        size = source and svg_size(page_path.parent / source.group(1))
+        size = source and image_size(page_path.parent / source.group(1))
         if size:
             attributes += f' width="{size[0]}" height="{size[1]}"'
         return f'<img loading="lazy" {attributes} />'
