@@ -84,7 +84,7 @@ def capability_html(matrix, rows, notes=(), per_block=None):
     extra = "".join(f"<p>{html.escape(note)}</p>" for note in notes)
     return (
         f"{tables}<p>WRONG: a wrong result, and no error. Errors (the first line of each "
-        f"message):</p><ol>{legend}</ol>{extra}"
+        f"message):</p><ol style=\"overflow-wrap: anywhere\">{legend}</ol>{extra}"
     )
 
 
