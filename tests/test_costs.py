@@ -13,6 +13,7 @@ from gradbook.costs import (
     new_full_size_tensors,
     peaks_in_fresh_process,
     python_calls,
+    print_comparison,
     ratio_with_spread,
     replaced,
     simple_grad_variant,
@@ -107,6 +108,16 @@ def test_ratio_with_spread_gives_the_verdict_and_the_quartiles():
     assert ratio_with_spread(comparison, "same").startswith("~no measurable difference")
     with pytest.raises(ValueError, match="ratio_with_spread"):
         ratio_with_spread(comparison, "missing")
+
+
+def test_print_comparison_puts_each_ratio_under_its_name(capsys):
+    samples = {"base": [1e-3] * 8, "slow": [2e-3] * 4 + [3e-3] * 4}
+    print_comparison(Comparison(samples, "base", cpu_seconds=samples))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == ["base: ~1 ms", "slow: ~2.5 ms", "  ~2.5x (~2x to ~3x)"]
+    assert lines[3].startswith("CPU time / wall time: ~")
+    with pytest.raises(TypeError, match="print_comparison: expected a Comparison"):
+        print_comparison(samples)
 
 
 @pytest.mark.parametrize(

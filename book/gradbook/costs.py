@@ -29,7 +29,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from .timing import Comparison, format_ratio
+from .timing import Comparison, format_ratio, format_time
 
 ARITHMETIC = frozenset({"add", "mul", "sum", "dot", "mv"})
 REFERENCE_KERNELS = ("torch._refs", "torch._prims")
@@ -327,11 +327,13 @@ def ratio_with_spread(comparison, name):
 
 
 def print_comparison(comparison):
-    """A Comparison's report in 79 columns, and the CPU share (about 1 on a quiet machine)."""
+    """A Comparison's report narrow enough for a phone: each name with its median time and,
+    on an indented line, its ratio to the baseline with the round-by-round interquartile range
+    (``ratio_with_spread``); then the CPU share (about 1 on a quiet machine)."""
     if not isinstance(comparison, Comparison):
         raise TypeError(f"print_comparison: expected a Comparison, got {type(comparison).__name__}.")
-    for line in comparison.report(wrap=True).splitlines():
-        # each "vs" line indented less than the names, to fit 79 columns
-        is_ratio = line.lstrip().startswith("vs ")
-        print("    " + line.strip() if is_ratio else line)
+    for name in comparison.samples:
+        print(f"{name}: {format_time(comparison.quartiles(name)[1])}")
+        if name != comparison.baseline:
+            print("  " + ratio_with_spread(comparison, name))
     print(f"CPU time / wall time: {format_ratio(comparison.cpu_share())}")
