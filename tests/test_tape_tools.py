@@ -210,6 +210,30 @@ def test_tape_legend_refuses_a_meaning_for_grey_that_the_drawing_does_not_use():
     assert legend.description.startswith("Key: an arrow goes from a value")
 
 
+def test_tape_legend_keys_the_captured_style_only_where_the_drawing_has_it():
+    from gradbook import draw_tape
+    from gradbook.tape_tools import tape_legend
+
+    with quiet_trace():
+        reset_tape()
+        a = Variable.constant(torch.tensor([1.0, 2.0]), name="a")
+        t = Variable(a.value * 2)  # made without an entry: on no tape
+
+        def propagate(dL_doutputs):
+            return [dL_doutputs[0] * t]
+
+        gradient_tape.append(TapeEntry(["a"], ["r"], propagate))
+    drawing = draw_tape(gradient_tape, show_captured=True)
+    legend = tape_legend(drawing, captured="captured, not declared")
+    assert ">captured, not declared</text>" in legend.svg
+    assert 'stroke="#cd0000"' in legend.svg  # red3, as in the drawing
+    assert "captured, not declared: a red ellipse, dashed" in legend.description
+    with pytest.raises(TypeError, match="as a str"):
+        tape_legend(drawing, captured=True)
+    with pytest.raises(ValueError, match="shows no captured value"):
+        tape_legend(draw_tape(gradient_tape), captured="captured")
+
+
 def test_rules_that_recorded_names_the_rule_behind_each_new_entry():
     from gradbook.tape_tools import rules_that_recorded
 

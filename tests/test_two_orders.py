@@ -53,6 +53,8 @@ def test_compare_flags_the_hidden_intermediate():
 
 def test_entries_and_operations_are_counted_per_backward():
     assert entries_per_backward(simple, A, B) == [4, 15]
+    # an L1 that also reads the output sends a gradient back through L0 too
+    assert entries_per_backward(simple, A, B, reads_output=True) == [4, 19]
     assert dict(backward_operations(simple, A, B)) == {
         "operator_add": 1, "operator_expand": 1, "operator_mul": 2,
     }
@@ -124,6 +126,10 @@ def test_a_second_loss_reading_the_output_catches_an_overwritten_gradient():
         (lambda: side_by_side(Drawing(10), same_scale=1), "True or False"),
         (lambda: side_by_side(Drawing(None), same_scale=True), "width in pt"),
         (lambda: two_orders(simple, A, B, reads_output=1), "True or False"),
+        (
+            lambda: entries_per_backward(simple, A, B, reads_output="yes"),
+            "True or False",
+        ),
     ],
 )
 def test_mistakes_are_named(call, message):

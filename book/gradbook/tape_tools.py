@@ -270,7 +270,7 @@ def backward_nodes_run(loss, inputs):
 SHORT_LABEL = 24  # characters of a legend label that can share its row
 
 
-def tape_legend(drawing, not_run=None, earlier=None):
+def tape_legend(drawing, not_run=None, earlier=None, captured=None):
     """A key to a ``draw_tape`` drawing: one sample box per phase, in the drawing's own styles.
 
     ``drawing`` is what ``draw_tape`` returned. Each of its phases gets a box with that phase's
@@ -281,8 +281,11 @@ def tape_legend(drawing, not_run=None, earlier=None):
     arrows point to, in the backward phases as in the forward one. ``earlier``, when some
     drawing marks values with ``draw_tape(..., earlier_values=...)``, is what that pale grey
     fill means there (e.g. "value made before grad(L1)"); it adds one ellipse to the key.
+    ``captured``, when the drawing was made with ``show_captured=True`` and shows a value a
+    ``propagate`` keeps without declaring it, is what that red dashed style means there (e.g.
+    "captured, not declared"); it adds one ellipse to the key.
     """
-    from .graphs import EARLIER_VALUE_STYLE, PHASE_STYLES, UNNEEDED_STYLE, Graph, _require_dot
+    from .graphs import CAPTURED_STYLE, EARLIER_VALUE_STYLE, PHASE_STYLES, UNNEEDED_STYLE, Graph, _require_dot
 
     phase_styles = getattr(drawing, "phase_styles", None)
     entries = getattr(drawing, "entries", None)
@@ -307,6 +310,17 @@ def tape_legend(drawing, not_run=None, earlier=None):
             "tape_legend: earlier says what the pale grey values mean, as a str "
             f"(e.g. 'value made before grad(L1)'), got {earlier!r}."
         )
+    if captured is not None:
+        if not isinstance(captured, str):
+            raise TypeError(
+                "tape_legend: captured says what the red dashed values mean, as a "
+                f"str (e.g. 'captured, not declared'), got {captured!r}."
+            )
+        if not getattr(drawing, "orphans", None):
+            raise ValueError(
+                "tape_legend: the drawing shows no captured value (draw it with "
+                "show_captured=True); leave captured out."
+            )
     _require_dot()
 
     import graphviz
@@ -327,6 +341,9 @@ def tape_legend(drawing, not_run=None, earlier=None):
     if earlier is not None:
         styles.append(("earlier", earlier, dict(EARLIER_VALUE_STYLE, shape="ellipse")))
         keys.append(f"{earlier}: an ellipse filled pale grey")
+    if captured is not None:
+        styles.append(("captured", captured, dict(CAPTURED_STYLE, shape="ellipse")))
+        keys.append(f"{captured}: a red ellipse, dashed, joined by a red dashed line")
     # At most two keys side by side, and a long label alone: a legend a phone's
     # width can show (two labels of SHORT_LABEL characters fit side by side).
     def short(style):
@@ -357,5 +374,7 @@ def tape_legend(drawing, not_run=None, earlier=None):
     keys.append("an arrow goes from a value an entry reads to the entry, "
                 "and from the entry to a value it writes")
     svg = legend.pipe(format="svg", encoding="utf-8")
-    node_count = len(phase_styles) + greyed + (earlier is not None) + 3
+    node_count = (
+        len(phase_styles) + greyed + (earlier is not None) + (captured is not None) + 3
+    )
     return Graph(svg, node_count, description="Key: " + "; ".join(keys) + ".")

@@ -139,11 +139,16 @@ def compare(ours, expected, show=True):
     return right
 
 
-def entries_per_backward(function, a_value, b_value):
-    """[entries the first backward records, entries the second records]."""
+def entries_per_backward(function, a_value, b_value, *, reads_output=False):
+    """[entries the first backward records, entries the second records].
+
+    ``reads_output`` is passed on to ``two_orders``: with True, L1 also adds the output.
+    """
     entries = []
     with quiet_trace():
-        two_orders(function, a_value, b_value, entries=entries)
+        two_orders(
+            function, a_value, b_value, entries=entries, reads_output=reads_output
+        )
     return entries
 
 
