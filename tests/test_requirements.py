@@ -29,10 +29,30 @@ def pins(path):
     return found
 
 
+OPTIONAL = {"ImportError", "ModuleNotFoundError"}
+
+
+def optional_imports(tree):
+    """Imports in the body of a `try` that catches ImportError: the code runs without them
+    (double_backward's map uses myst_nb's glue in the book's build only)."""
+    return {
+        id(node)
+        for guard in ast.walk(tree)
+        if isinstance(guard, ast.Try)
+        and any(isinstance(handler.type, ast.Name) and handler.type.id in OPTIONAL for handler in guard.handlers)
+        for statement in guard.body
+        for node in ast.walk(statement)
+    }
+
+
 def imported_modules(source):
+    """The top-level modules `source` imports unconditionally."""
     # Drop IPython magics (%xmode ...), which are not Python.
     tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith("%")))
+    optional = optional_imports(tree)
     for node in ast.walk(tree):
+        if id(node) in optional:
+            continue
         if isinstance(node, ast.Import):
             yield from (alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
@@ -53,6 +73,15 @@ def test_binder_pins_match_the_root_pins():
     assert binder, "binder/requirements.txt pins nothing"
     for package, version in binder.items():
         assert root.get(package) == version, f"{package}: binder has {version}, root {root.get(package)}"
+
+
+def test_an_import_guarded_by_import_error_is_optional_and_no_other():
+    source = (
+        "import numpy\n"
+        "try:\n    from myst_nb import glue\nexcept ImportError:\n    glue = None\n"
+        "try:\n    import scipy\nexcept ValueError:\n    pass\n"
+    )
+    assert sorted(imported_modules(source)) == ["numpy", "scipy"]
 
 
 def test_binder_installs_every_package_the_chapters_import():
