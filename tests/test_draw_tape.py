@@ -4,6 +4,7 @@ import re
 import pytest
 import torch
 
+from fixtures import tape_with_a_captured_orphan
 from gradbook import Graph, GraphvizMissingError, draw_tape
 from gradbook.simple_grad import (
     TapeEntry,
@@ -176,15 +177,7 @@ def test_phases_have_their_own_styles_and_unneeded_entries_are_grey():
 
 
 def test_an_orphaned_captured_value_is_drawn_beside_the_output():
-    with quiet_trace():
-        reset_tape()
-        a = Variable.constant(torch.tensor([1.0, 2.0]), name="a")
-        t = Variable(a.value * 2)  # made without an entry: on no tape
-
-        def propagate(dL_doutputs):
-            return [dL_doutputs[0] * t]
-
-        gradient_tape.append(TapeEntry(["a"], ["r"], propagate))
+    t = tape_with_a_captured_orphan()
     graph = draw_tape(gradient_tape, show_captured=True)
     assert graph.orphans == [{"position": 0, "variable": "t", "name": t.name}]
     assert graph.node_count == 1 + 2 + 1

@@ -4,6 +4,7 @@ import re
 import pytest
 import torch
 
+from fixtures import tape_with_a_captured_orphan
 from gradbook import (
     PropagateCalls,
     backward_nodes_run,
@@ -214,15 +215,7 @@ def test_tape_legend_keys_the_captured_style_only_where_the_drawing_has_it():
     from gradbook import draw_tape
     from gradbook.tape_tools import tape_legend
 
-    with quiet_trace():
-        reset_tape()
-        a = Variable.constant(torch.tensor([1.0, 2.0]), name="a")
-        t = Variable(a.value * 2)  # made without an entry: on no tape
-
-        def propagate(dL_doutputs):
-            return [dL_doutputs[0] * t]
-
-        gradient_tape.append(TapeEntry(["a"], ["r"], propagate))
+    tape_with_a_captured_orphan()
     drawing = draw_tape(gradient_tape, show_captured=True)
     legend = tape_legend(drawing, captured="captured, not declared")
     assert ">captured, not declared</text>" in legend.svg
