@@ -115,3 +115,28 @@ def test_a_grid_colours_each_word():
         grid_html({**grid, "jvp": {"classic": "plain"}}, {"plain": "#fff", "wrapped": "#ff0"})
     with pytest.raises(TypeError, match="dict from a row name"):
         grid_html([], {})
+
+
+NAMES = {"no setup": "setup_context", "no jvp": "needs jvp"}
+
+
+def test_errors_can_be_named_instead_of_numbered(capsys):
+    print_capabilities(MATRIX, ROWS, names=NAMES)
+    text = capsys.readouterr().out
+    assert "jvp             no setup no jvp   works    works" in text
+    assert f"no setup: {ERROR_A}" in text and "err 1" not in text
+    page = capability_html(MATRIX, ROWS, names=NAMES)
+    assert 'title="RuntimeError: needs setup_context">no setup</td>' in page
+    assert "<li><b>no jvp</b>: NotImplementedError: needs jvp</li>" in page
+    assert page.count("#ffe699") == 4  # an error keeps its colour
+    needs = requirements(MATRIX, ROWS, {"plain": [], "+jvp": ["jvp"]}, names=NAMES)
+    assert "err" not in " ".join(needs.values())
+
+
+def test_a_name_must_pick_out_exactly_one_label_per_error():
+    with pytest.raises(ValueError, match="matches 0 labels"):
+        capability_html(MATRIX, ROWS, names={"no jvp": "needs jvp"})
+    with pytest.raises(ValueError, match="matches 2 labels"):
+        capability_html(MATRIX, ROWS, names={**NAMES, "needs": "needs"})
+    with pytest.raises(TypeError, match="short label"):
+        capability_html(MATRIX, ROWS, names={"no jvp": 3})

@@ -1,5 +1,7 @@
 """Show a capability matrix (which transform works on which way of writing a function) as
-text and as a coloured HTML table, with the distinct errors numbered once for both.
+text and as a coloured HTML table, with the distinct errors numbered once for both, or
+named: ``names`` maps a short label (``"no jvp"``) to a piece of text that one error's first
+line contains, so a reader need not decode numbers.
 
 A matrix maps a column label (a way of writing the function) to a dict from a row name (a
 transform) to a verdict: ``"works"``, ``"WRONG RESULT"`` (a wrong result, and no error), or
@@ -30,20 +32,54 @@ def numbered_errors(matrix):
     ))
 
 
+def error_labels(matrix, names=None):
+    """A dict from each distinct error of ``matrix`` to what its cells show: ``err N`` in the
+    order of ``numbered_errors``, or, with ``names`` (a dict from a short label to a piece of
+    text), the label whose text the error contains; every error needs exactly one."""
+    errors = numbered_errors(matrix)
+    if names is None:
+        return {error: f"err {number}" for number, error in enumerate(errors, start=1)}
+    if not isinstance(names, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k and v for k, v in names.items()
+    ):
+        raise TypeError("names must be a dict from a short label to a piece of an error's "
+                        "text, both non-empty strings.")
+    labels = {}
+    for error in errors:
+        found = [label for label, text in names.items() if text in error]
+        if len(found) != 1:
+            raise ValueError(f"names: the error {error!r} matches {len(found)} labels "
+                             f"({found}); it needs exactly one.")
+        labels[error] = found[0]
+    return labels
+
+
 def short_verdict(verdict, errors):
-    """``works``, ``WRONG`` or ``err N``: what a cell of the table shows."""
+    """``works``, ``WRONG``, or the error's label (``err N`` or a name): what a cell of the
+    table shows. ``errors`` is ``numbered_errors``'s list or ``error_labels``'s dict."""
     if verdict == WORKS:
         return "works"
     if verdict == WRONG:
         return "WRONG"
+    if isinstance(errors, dict):
+        return errors[verdict]
     return f"err {errors.index(verdict) + 1}"
 
 
-def print_capabilities(matrix, rows, width=6, per_block=4):
+def _legend(labels):
+    # the errors under a table: numbered (err N) or named, each by its first line
+    if all(label == f"err {n}" for n, label in enumerate(labels.values(), start=1)):
+        return [(f"{n}. ", error) for n, error in enumerate(labels, start=1)]
+    return [(f"{label}: ", error) for error, label in labels.items()]
+
+
+def print_capabilities(matrix, rows, width=6, per_block=4, names=None):
     """Print the matrix as text: one line per row, ``per_block`` columns at a time (4 fit a
-    phone's 39 characters), then each distinct error, numbered, by its first line."""
-    errors = numbered_errors(matrix)
+    phone's 39 characters), then each distinct error, numbered or named, by its first line."""
+    errors = error_labels(matrix, names)
     _check_rows(matrix, rows)
+    # a column at least one wider than the longest label, so that no two cells run together
+    width = max([width] + [len(label) + 1 for label in errors.values()])
     labels = list(matrix)
     for first in range(0, len(labels), per_block):
         block = labels[first:first + per_block]
@@ -56,18 +92,18 @@ def print_capabilities(matrix, rows, width=6, per_block=4):
         print()
     print("WRONG: a wrong result, and no error")
     print("Errors (the first line of each message):")
-    for number, error in enumerate(errors, start=1):
-        print(textwrap.fill(error, 79, initial_indent=f"{number}. ", subsequent_indent="   "))
+    for label, error in _legend(errors):
+        print(textwrap.fill(error, 79, initial_indent=label, subsequent_indent="   "))
 
 
-def capability_html(matrix, rows, notes=(), per_block=None):
+def capability_html(matrix, rows, notes=(), per_block=None, names=None):
     """The matrix as an HTML table, a cell coloured by its verdict (green works, red WRONG,
-    yellow err N, with the error's first line as the cell's tooltip), the numbered errors
+    yellow err N or the error's name, with its first line as the cell's tooltip), the errors
     below it and then ``notes`` (lines of text, such as the warnings met on the way). With
     ``per_block`` columns at a time, one table per block, each with the row labels (4 columns
     fit a phone's width, as in ``print_capabilities``); each table scrolls sideways inside its
     own box on a screen narrower still."""
-    errors = numbered_errors(matrix)
+    errors = error_labels(matrix, names)
     _check_rows(matrix, rows)
     if isinstance(notes, str) or not all(isinstance(note, str) for note in notes):
         raise TypeError("capability_html: notes must be a list of strings (lines of text).")
@@ -80,11 +116,17 @@ def capability_html(matrix, rows, notes=(), per_block=None):
     tables = "".join(_verdict_table({label: matrix[label] for label in labels[i:i + per_block]},
                                     rows, errors)
                      for i in range(0, len(labels), per_block))
-    legend = "".join(f"<li>{html.escape(error)}</li>" for error in errors)
     extra = "".join(f"<p>{html.escape(note)}</p>" for note in notes)
+    if names is None:
+        legend = "".join(f"<li>{html.escape(error)}</li>" for error in errors)
+        listed = f'<ol style="overflow-wrap: anywhere">{legend}</ol>'
+    else:
+        legend = "".join(f"<li><b>{html.escape(label)}</b>: {html.escape(error)}</li>"
+                         for error, label in errors.items())
+        listed = f'<ul style="overflow-wrap: anywhere">{legend}</ul>'
     return (
         f"{tables}<p>WRONG: a wrong result, and no error. Errors (the first line of each "
-        f"message):</p><ol style=\"overflow-wrap: anywhere\">{legend}</ol>{extra}"
+        f"message):</p>{listed}{extra}"
     )
 
 
@@ -99,7 +141,7 @@ def _verdict_table(matrix, rows, errors):
         for label in matrix:
             verdict = matrix[label][name]
             shown = short_verdict(verdict, errors)
-            colour = COLOURS[shown.split()[0]]
+            colour = COLOURS[shown if verdict in (WORKS, WRONG) else "err"]
             title = "" if verdict == WORKS else f' title="{html.escape(verdict, quote=True)}"'
             cells.append(f'<td style="{cell_style}background: {colour}"{title}>{shown}</td>')
         body.append(f'<tr><th scope="row" style="{_LABEL_STYLE}">'
@@ -131,7 +173,7 @@ def _check_rows(matrix, rows):
         raise ValueError(f"the matrix has no verdict for (column, row) {missing[0]}.")
 
 
-def requirements(matrix, rows, features):
+def requirements(matrix, rows, features, names=None):
     """For each row, what a function needs to pass it, read off the columns of ``matrix``.
 
     ``features`` maps each column label to be read to the list of features its function has
@@ -140,7 +182,7 @@ def requirements(matrix, rows, features):
     as the columns tell: a feature no column leaves out cannot be told apart from the others.
     A column that has such a set and more, and fails the row, is named as breaking it, with
     its short verdict; a row no column passes says so, with the verdict of the column that has
-    every feature."""
+    every feature. ``names``: as in ``capability_html``."""
     if not isinstance(features, dict) or not features or not all(
         isinstance(v, (list, tuple)) and all(isinstance(f, str) for f in v)
         for v in features.values()
@@ -151,7 +193,7 @@ def requirements(matrix, rows, features):
     if missing:
         raise ValueError(f"requirements: the columns {missing} are not in the matrix.")
     _check_rows({label: matrix[label] for label in features}, rows)
-    errors = numbered_errors(matrix)
+    errors = error_labels(matrix, names)
     order = list(dict.fromkeys(f for v in features.values() for f in v))
     sets = {label: frozenset(v) for label, v in features.items()}
     richest = max(features, key=lambda label: len(sets[label]))
