@@ -96,6 +96,9 @@ class Variable:
     def expand(self, *sizes) -> "Variable":  # expand(2, 3) or expand((2, 3))
         return operator_expand(self, sizes[0] if len(sizes) == 1 else sizes)
 
+    def exp(self) -> "Variable":
+        return operator_exp(self)
+
 
 class TapeEntry(NamedTuple):
     inputs: List[str]  # names of the values the operation read
@@ -199,6 +202,20 @@ def operator_expand(x: Variable, sizes) -> Variable:
     def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
         (dL_dr,) = dL_doutputs
         return [dL_dr.sum()]
+
+    gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
+    return r
+
+
+def operator_exp(x: Variable) -> Variable:
+    r = Variable(x.value.exp())
+    trace("{} = {}.exp()", r.name, x.name)
+
+    # d exp(x)/dx = exp(x): the rule reuses the output r, a Variable the
+    # tape knows, so its gradient can be differentiated again
+    def propagate(dL_doutputs: List[Variable]) -> List[Variable]:
+        (dL_dr,) = dL_doutputs
+        return [dL_dr * r]
 
     gradient_tape.append(TapeEntry([x.name], [r.name], propagate))
     return r
@@ -422,3 +439,6 @@ operator_sum = _run_first(
     lambda x, name=None: _require_variables("sum", x), operator_sum
 )
 operator_expand = _run_first(_require_scalar_to_expand, operator_expand)
+operator_exp = _run_first(
+    lambda x: _require_variables("exp", x), operator_exp
+)
