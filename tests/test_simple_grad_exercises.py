@@ -8,6 +8,7 @@ believe a broken solution works.
 import contextlib
 import functools
 import io
+import linecache
 
 import nbformat
 import pytest
@@ -24,15 +25,18 @@ def chapter_namespace(chapter, defines):
     """
     notebook = nbformat.read(BOOK / chapter, as_version=4)
     namespace = {"display": lambda *args, **kwargs: None, "__name__": "chapter"}
-    for cell in notebook.cells:
+    for index, cell in enumerate(notebook.cells):
         tags = cell.metadata.get("tags", [])
         if cell.cell_type != "code" or "raises-exception" in tags or "remove-cell" in tags:
             continue
         source = "\n".join(
             line for line in cell.source.splitlines() if not line.startswith("%")
         )
+        # kept where inspect.getsource finds it, as IPython keeps a cell's source
+        filename = f"<{chapter}: cell {index}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(source, f"{chapter}: cell", "exec"), namespace)
+            exec(compile(source, filename, "exec"), namespace)
     assert defines in namespace, f"{chapter} defines no {defines}"
     return namespace
 
