@@ -363,7 +363,9 @@ def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
     assert "which side needs the transpose" in says(ns["check_matmul"], swapped_gradients)
     says_instead = says(ns["check_matmul"], calls_a_missing_method)
     assert "AttributeError" in says_instead and "transpose" not in says_instead
-    assert "First gradients are wrong" in says(ns["check_exp"], ns["operator_exp_wrong"])
+    check_with_cosh = functools.partial(ns["check_hyperbolic"], operator_cosh=ns["operator_cosh"])
+    told = says(check_with_cosh, ns["operator_sinh_wrong"])
+    assert "operator_sinh are right, second ones are wrong" in told
     assert "should have the shape of c" in says(ns["check_grad_zeros"], ns["grad_zeros_wrong"])
     Variable, TapeEntry = ns["Variable"], ns["TapeEntry"]
 
@@ -376,15 +378,24 @@ def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
 
     assert "should have the dtype of c" in says(ns["check_grad_zeros"], float32_zeros)
 
-    def silent_exp(x):  # right rule, but no trace line
-        r = Variable(x.value.exp())
+    def sinh_times_x(x):  # the derivative of sinh taken as x: first order wrong
+        r = Variable(x.value.sinh())
+        ns["trace"]("{} = {}.sinh()", r.name, x.name)
         ns["gradient_tape"].append(
-            TapeEntry([x.name], [r.name], lambda gradients: [gradients[0] * r])
+            TapeEntry([x.name], [r.name], lambda gradients: [gradients[0] * x])
         )
         return r
 
-    assert "printed no trace line" in says(ns["check_exp"], silent_exp)
-    assert "Correct" in says(ns["check_exp"], ns["operator_exp"])
+    def silent_sinh(x):  # right rule, but no trace line
+        r = Variable(x.value.sinh())
+        ns["gradient_tape"].append(
+            TapeEntry([x.name], [r.name], lambda gradients: [gradients[0] * ns["operator_cosh"](x)])
+        )
+        return r
+
+    assert "First gradients through operator_sinh are wrong" in says(check_with_cosh, sinh_times_x)
+    assert "printed no trace line" in says(check_with_cosh, silent_sinh)
+    assert "Correct" in says(check_with_cosh, ns["operator_sinh"])
 
     def matmul_off_tape(A, B):  # right first gradients, raw products wrapped
         R = Variable(A.value @ B.value)
