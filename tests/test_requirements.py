@@ -34,7 +34,7 @@ OPTIONAL = {"ImportError", "ModuleNotFoundError"}
 
 def optional_imports(tree):
     """Imports in the body of a `try` that catches ImportError: the code runs without them
-    (double_backward's map uses myst_nb's glue in the book's build only)."""
+    (for example a helper used only where the book is built)."""
     return {
         id(node)
         for guard in ast.walk(tree)

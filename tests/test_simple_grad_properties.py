@@ -1,7 +1,7 @@
 """Simple Grad agrees with torch.autograd on random programs, to third order, in float64.
 
-Hypothesis writes programs over the engine's four operators (mul, add, sum, expand) with one
-to four inputs, vectors and scalars, values used more than once, and losses that some inputs
+Hypothesis writes programs over the engine's five operators (mul, add, exp, sum, expand) with
+one to four inputs, vectors and scalars, values used more than once, and losses that some inputs
 never reach. Each program runs twice, once on Variables and once on float64 tensors that
 require grad (the operators are spelled the same on both). Each order's loss is built the same
 way from the previous order's gradients, and every gradient is compared: a value within 1e-10,
@@ -20,8 +20,10 @@ PROGRAMS_PER_RUN = 1500
 ORDERS = 3
 
 # A program: inputs (each a vector of one shared shape, or a scalar), then steps that each
-# append one value: ("mul", i, j), ("add", i, j), ("sum", i) or ("expand", i), where i and j
-# index the values so far; the loss is the sum of value `loss`.
+# append one value: ("mul", i, j), ("add", i, j), ("exp", i), ("sum", i) or ("expand", i), where
+# i and j index the values so far; the loss is the sum of value `loss`. At most EXPS_PER_PROGRAM
+# exps, so that exp of exp of a product cannot overflow float64 by the third order.
+EXPS_PER_PROGRAM = 2
 
 
 @st.composite
@@ -31,9 +33,13 @@ def programs(draw):
     n_inputs = len(kinds)
     steps = []
     for _ in range(draw(st.integers(min_value=1, max_value=8))):
-        operator = draw(st.sampled_from(["mul", "add", "sum", "expand"]))
+        operator = draw(st.sampled_from(["mul", "add", "exp", "sum", "expand"]))
         i = draw(st.integers(min_value=0, max_value=len(kinds) - 1))
-        if operator in ("mul", "add"):
+        if operator == "exp":
+            if sum(step[0] == "exp" for step in steps) < EXPS_PER_PROGRAM:
+                steps.append(("exp", i))
+                kinds.append(kinds[i])
+        elif operator in ("mul", "add"):
             same_kind = [j for j, kind in enumerate(kinds) if kind == kinds[i]]
             steps.append((operator, i, draw(st.sampled_from(same_kind))))
             kinds.append(kinds[i])
@@ -60,6 +66,8 @@ def run(program, values):
             values.append(x * values[step[2]])
         elif step[0] == "add":
             values.append(x + values[step[2]])
+        elif step[0] == "exp":
+            values.append(x.exp())
         elif step[0] == "sum":
             values.append(x.sum())
         else:
@@ -146,6 +154,7 @@ def check_random_programs(program):
     ours, theirs = engine_gradients(program), torch_gradients(program)
     assert_same_gradients(ours, theirs)
     STATISTICS["programs"] += 1
+    STATISTICS["programs with exp"] += any(step[0] == "exp" for step in program[2])
     for order, gradients in enumerate(ours, start=1):
         STATISTICS[f"order {order}: gradients"] += len(gradients)
         STATISTICS[f"order {order}: None"] += sum(g is None for g in gradients)
@@ -155,6 +164,7 @@ def test_gradients_of_every_order_match_torch_on_random_programs():
     check_random_programs()
     # and the programs were what this file claims: many, with unreached inputs at every order
     assert STATISTICS["programs"] >= PROGRAMS_PER_RUN
+    assert STATISTICS["programs with exp"] > PROGRAMS_PER_RUN // 10, "exp was hardly drawn"
     for order in range(1, ORDERS + 1):
         assert STATISTICS[f"order {order}: gradients"] > STATISTICS[f"order {order}: None"] > 0
     print("\n" + ", ".join(f"{key}: {value}" for key, value in sorted(STATISTICS.items())))
