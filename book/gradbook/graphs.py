@@ -597,7 +597,7 @@ def draw_partition(forward, backward):
     compilers. Each graph is drawn in its own frame, forward on the left, one box per input
     or operation with FX's own name (deterministic, so the SVG is the same on every run), and an
     arrow from each value to each operation that reads it. Inputs are light blue (``primals_*``)
-    or light green (``tangents_*``), operations grey. The values that cross the cut (the
+    or yellow-green (``tangents_*``), operations grey. The values that cross the cut (the
     backward's inputs other than ``tangents_*``) have a thick orange border in the forward
     frame, and orange arrows from there into the backward frame; an operation of the backward
     whose name the forward also computes is computed again there and has a dashed border.
