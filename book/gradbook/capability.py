@@ -54,21 +54,19 @@ def error_labels(matrix, names=None):
     return labels
 
 
-def short_verdict(verdict, errors):
+def short_verdict(verdict, labels):
     """``works``, ``WRONG``, or the error's label (``err N`` or a name): what a cell of the
-    table shows. ``errors`` is ``numbered_errors``'s list or ``error_labels``'s dict."""
+    table shows. ``labels`` is ``error_labels``'s dict."""
     if verdict == WORKS:
         return "works"
     if verdict == WRONG:
         return "WRONG"
-    if isinstance(errors, dict):
-        return errors[verdict]
-    return f"err {errors.index(verdict) + 1}"
+    return labels[verdict]
 
 
-def _legend(labels):
-    # the errors under a table: numbered (err N) or named, each by its first line
-    if all(label == f"err {n}" for n, label in enumerate(labels.values(), start=1)):
+def _legend(labels, numbered):
+    # the errors under a table, each by its first line: numbered (err N) or named
+    if numbered:
         return [(f"{n}. ", error) for n, error in enumerate(labels, start=1)]
     return [(f"{label}: ", error) for error, label in labels.items()]
 
@@ -92,7 +90,7 @@ def print_capabilities(matrix, rows, width=6, per_block=4, names=None):
         print()
     print("WRONG: a wrong result, and no error")
     print("Errors (the first line of each message):")
-    for label, error in _legend(errors):
+    for label, error in _legend(errors, numbered=names is None):
         print(textwrap.fill(error, 79, initial_indent=label, subsequent_indent="   "))
 
 
