@@ -75,8 +75,18 @@ def test_compare_counts_failures_differences_and_new_stderr():
 
 def test_sanitizers_are_the_suites_rewrites():
     sanitizers = run_elsewhere.load_sanitizers(ROOT / "tests" / "sanitize.cfg")
-    assert len(sanitizers) == 4
-    assert run_elsewhere.sanitize("~1.84x and ~20.20 MiB", sanitizers) == "~(measured)x and ~(measured) MiB"
+    assert len(sanitizers) == 5
+    assert run_elsewhere.sanitize("~1.84x and ~20.20 MiB", sanitizers) == "~(measured)xand~(measured) MiB"
+
+
+def test_a_measured_figure_s_width_does_not_change_a_padded_table():
+    sanitizers = run_elsewhere.load_sanitizers(ROOT / "tests" / "sanitize.cfg")
+    stored = "  jvp of grad    174   ~10.2x           12.0\n    modules  16.22  ~20.20 MiB  ~9.87 MiB\n"
+    fresh = "  jvp of grad    174    ~9.9x           12.0\n    modules  16.22   ~9.87 MiB ~20.20 MiB\n"
+    assert run_elsewhere.sanitize(stored, sanitizers) == run_elsewhere.sanitize(fresh, sanitizers)
+    # only the spaces beside a measurement: an unmeasured column still counts
+    moved = "  jvp of grad     174  ~10.2x           12.0\n    modules  16.22  ~20.20 MiB  ~9.87 MiB\n"
+    assert run_elsewhere.sanitize(stored, sanitizers) != run_elsewhere.sanitize(moved, sanitizers)
 
 
 def test_the_default_chapters_are_the_notebooks_of_the_toc_in_reading_order():
