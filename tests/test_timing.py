@@ -1,7 +1,6 @@
 """Measured numbers are marked, and the sanitize file rewrites exactly the marked ones."""
-import configparser
 import itertools
-import re
+import sys
 
 import pytest
 import torch
@@ -17,14 +16,16 @@ from gradbook import (
     timing,
 )
 
+sys.path.insert(0, str(ROOT / "tools"))
+import run_elsewhere  # noqa: E402  (tools/ is not a package)
+
+
+SANITIZERS = run_elsewhere.load_sanitizers(ROOT / "tests" / "sanitize.cfg")
+
 
 def sanitize(text):
-    """Apply tests/sanitize.cfg the way nbval does."""
-    config = configparser.ConfigParser()
-    config.read(ROOT / "tests" / "sanitize.cfg", encoding="utf-8")
-    for section in config.sections():
-        text = re.sub(config[section]["regex"], config[section]["replace"], text)
-    return text
+    """Apply tests/sanitize.cfg the way nbval does (its own parser, which keeps spaces)."""
+    return run_elsewhere.sanitize(text, SANITIZERS)
 
 
 @pytest.mark.parametrize("seconds", [3.2e-6, 0.0123, 1.5, 1234.0])
