@@ -4,15 +4,21 @@ named: ``names`` maps a short label (``"no jvp"``) to a piece of text that one e
 line contains, so a reader need not decode numbers.
 
 A matrix maps a column label (a way of writing the function) to a dict from a row name (a
-transform) to a verdict: ``"works"``, ``"WRONG RESULT"`` (a wrong result, and no error), or
-the error's type and first line.
+transform) to a verdict: ``"works"``, ``"WRONG RESULT"`` (a wrong result, and no error),
+``"FORWARD ONLY"`` (a right result that the function's own backward took no part in, as when
+``torch.export`` keeps a Function's forward and drops its backward), or the error's type and
+first line.
 """
 import html
 import textwrap
 
-WORKS, WRONG = "works", "WRONG RESULT"
+WORKS, WRONG, FORWARD_ONLY = "works", "WRONG RESULT", "FORWARD ONLY"
+NOT_ERRORS = (WORKS, WRONG, FORWARD_ONLY)
+# the legend's line for FORWARD_ONLY, printed only under a matrix that has one
+FORWARD_ONLY_LEGEND = ("fwd only: a right result, but the function's own backward "
+                       "was not run (dropped)")
 # light backgrounds with black text: readable on the light and on the dark theme
-COLOURS = {"works": "#c6efce", "WRONG": "#ffb3b3", "err": "#ffe699"}
+COLOURS = {"works": "#c6efce", "WRONG": "#ffb3b3", "fwd only": "#cfe2f3", "err": "#ffe699"}
 # a box that scrolls sideways on a narrow screen; focusable, so a keyboard can scroll it too
 _SCROLLS = '<div style="overflow-x: auto" tabindex="0" role="region" aria-label="{label}">'
 # The row labels stay in view while the verdicts scroll sideways on a phone, on an opaque
@@ -28,7 +34,7 @@ def numbered_errors(matrix):
     _check_matrix(matrix)
     return list(dict.fromkeys(
         verdict for column in matrix.values() for verdict in column.values()
-        if verdict not in (WORKS, WRONG)
+        if verdict not in NOT_ERRORS
     ))
 
 
@@ -55,13 +61,20 @@ def error_labels(matrix, names=None):
 
 
 def short_verdict(verdict, labels):
-    """``works``, ``WRONG``, or the error's label (``err N`` or a name): what a cell of the
-    table shows. ``labels`` is ``error_labels``'s dict."""
+    """``works``, ``WRONG``, ``fwd only``, or the error's label (``err N`` or a name): what a
+    cell of the table shows. ``labels`` is ``error_labels``'s dict."""
     if verdict == WORKS:
         return "works"
     if verdict == WRONG:
         return "WRONG"
+    if verdict == FORWARD_ONLY:
+        return "fwd only"
     return labels[verdict]
+
+
+def _has_forward_only(matrix):
+    return any(verdict == FORWARD_ONLY for column in matrix.values()
+               for verdict in column.values())
 
 
 def _legend(labels, numbered):
@@ -77,7 +90,8 @@ def print_capabilities(matrix, rows, width=6, per_block=4, names=None):
     errors = error_labels(matrix, names)
     _check_rows(matrix, rows)
     # a column at least one wider than the longest label, so that no two cells run together
-    width = max([width] + [len(label) + 1 for label in errors.values()])
+    shown = list(errors.values()) + (["fwd only"] if _has_forward_only(matrix) else [])
+    width = max([width] + [len(label) + 1 for label in shown])
     labels = list(matrix)
     for first in range(0, len(labels), per_block):
         block = labels[first:first + per_block]
@@ -89,6 +103,8 @@ def print_capabilities(matrix, rows, width=6, per_block=4, names=None):
             print(f"{name:16}{cells}".rstrip())
         print()
     print("WRONG: a wrong result, and no error")
+    if _has_forward_only(matrix):
+        print(textwrap.fill(FORWARD_ONLY_LEGEND, 79, subsequent_indent="   "))
     print("Errors (the first line of each message):")
     for label, error in _legend(errors, numbered=names is None):
         print(textwrap.fill(error, 79, initial_indent=label, subsequent_indent="   "))
@@ -122,9 +138,11 @@ def capability_html(matrix, rows, notes=(), per_block=None, names=None):
         legend = "".join(f"<li><b>{html.escape(label)}</b>: {html.escape(error)}</li>"
                          for error, label in errors.items())
         listed = f'<ul style="overflow-wrap: anywhere">{legend}</ul>'
+    forward_only = (f" {html.escape(FORWARD_ONLY_LEGEND)}." if _has_forward_only(matrix)
+                    else "")
     return (
-        f"{tables}<p>WRONG: a wrong result, and no error. Errors (the first line of each "
-        f"message):</p>{listed}{extra}"
+        f"{tables}<p>WRONG: a wrong result, and no error.{forward_only} Errors (the first line "
+        f"of each message):</p>{listed}{extra}"
     )
 
 
@@ -139,7 +157,7 @@ def _verdict_table(matrix, rows, errors):
         for label in matrix:
             verdict = matrix[label][name]
             shown = short_verdict(verdict, errors)
-            colour = COLOURS[shown if verdict in (WORKS, WRONG) else "err"]
+            colour = COLOURS[shown if verdict in NOT_ERRORS else "err"]
             title = "" if verdict == WORKS else f' title="{html.escape(verdict, quote=True)}"'
             cells.append(f'<td style="{cell_style}background: {colour}"{title}>{shown}</td>')
         body.append(f'<tr><th scope="row" style="{_LABEL_STYLE}">'
