@@ -520,6 +520,17 @@ def test_compiled_backwards_checkers_name_their_mistakes():
     check_peephole = ns["check_peephole"]
     assert "multiplications by 1.0 are left" in says(check_peephole, lambda g: g)
     assert "The gradients changed" in says(check_peephole, drop_every_constant_factor)
+
+    def drop_without_recompile(graph_module):
+        # the right edit of the graph, but the code that runs is not regenerated
+        for node in list(graph_module.graph.nodes):
+            if node.target is aten.mul.Tensor and node.args[1] == 1.0:
+                node.replace_all_uses_with(node.args[0])
+                graph_module.graph.erase_node(node)
+        return graph_module
+
+    assert "call graph_module.recompile()" in says(check_peephole, drop_without_recompile)
+    assert "Correct" in says(check_peephole, ns["drop_multiply_by_one"])
     check_dispatcher = ns["check_dispatcher"]
 
     def specialise(backward, undefined):
