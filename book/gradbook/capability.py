@@ -14,11 +14,12 @@ import textwrap
 
 WORKS, WRONG, FORWARD_ONLY = "works", "WRONG RESULT", "FORWARD ONLY"
 NOT_ERRORS = (WORKS, WRONG, FORWARD_ONLY)
+FORWARD_ONLY_SHORT = "fwd only"  # what a table cell shows for FORWARD_ONLY
 # the legend's line for FORWARD_ONLY, printed only under a matrix that has one
-FORWARD_ONLY_LEGEND = ("fwd only: a right result, but the function's own backward "
+FORWARD_ONLY_LEGEND = (f"{FORWARD_ONLY_SHORT}: a right result, but the function's own backward "
                        "was not run (dropped)")
 # light backgrounds with black text: readable on the light and on the dark theme
-COLOURS = {"works": "#c6efce", "WRONG": "#ffb3b3", "fwd only": "#cfe2f3", "err": "#ffe699"}
+COLOURS = {"works": "#c6efce", "WRONG": "#ffb3b3", FORWARD_ONLY_SHORT: "#cfe2f3", "err": "#ffe699"}
 # a box that scrolls sideways on a narrow screen; focusable, so a keyboard can scroll it too
 _SCROLLS = '<div style="overflow-x: auto" tabindex="0" role="region" aria-label="{label}">'
 # The row labels stay in view while the verdicts scroll sideways on a phone, on an opaque
@@ -68,7 +69,7 @@ def short_verdict(verdict, labels):
     if verdict == WRONG:
         return "WRONG"
     if verdict == FORWARD_ONLY:
-        return "fwd only"
+        return FORWARD_ONLY_SHORT
     return labels[verdict]
 
 
@@ -90,7 +91,8 @@ def print_capabilities(matrix, rows, width=6, per_block=4, names=None):
     errors = error_labels(matrix, names)
     _check_rows(matrix, rows)
     # a column at least one wider than the longest label, so that no two cells run together
-    shown = list(errors.values()) + (["fwd only"] if _has_forward_only(matrix) else [])
+    forward_only = _has_forward_only(matrix)
+    shown = list(errors.values()) + ([FORWARD_ONLY_SHORT] if forward_only else [])
     width = max([width] + [len(label) + 1 for label in shown])
     labels = list(matrix)
     for first in range(0, len(labels), per_block):
@@ -103,7 +105,7 @@ def print_capabilities(matrix, rows, width=6, per_block=4, names=None):
             print(f"{name:16}{cells}".rstrip())
         print()
     print("WRONG: a wrong result, and no error")
-    if _has_forward_only(matrix):
+    if forward_only:
         print(textwrap.fill(FORWARD_ONLY_LEGEND, 79, subsequent_indent="   "))
     print("Errors (the first line of each message):")
     for label, error in _legend(errors, numbered=names is None):
