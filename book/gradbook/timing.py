@@ -107,8 +107,9 @@ class Comparison:
 
     def report(self, wrap=False):
         """One line per candidate: median time with its spread, and the verdict against the
-        baseline (on a second, indented line if ``wrap``). Every number and verdict is marked
-        as measured for the sanitize file."""
+        baseline (on a second line indented by two spaces if ``wrap``, so that a narrow
+        screen shows it whole). Every number and verdict is marked as measured for the
+        sanitize file."""
         width = max(map(len, self.samples))
         lines = []
         for name in self.samples:
@@ -120,7 +121,7 @@ class Comparison:
                 against = (f"vs {self.baseline}: {self.verdict(name)} "
                            f"(round by round IQR {format_ratio(ratio_low)} to "
                            f"{format_ratio(ratio_high)})")
-                line += f"\n{'':>{width}}  {against}" if wrap else f"; {against}"
+                line += f"\n  {against}" if wrap else f"; {against}"
             lines.append(line)
         return "\n".join(lines)
 
