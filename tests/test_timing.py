@@ -196,6 +196,23 @@ def test_the_ratio_is_the_median_of_the_round_by_round_ratios(clock):
     assert result.verdict("other") == "~4.5x"
 
 
+def test_a_ratio_over_another_candidate_pairs_the_same_rounds(clock):
+    """Over "base", "other" runs 9, 3, 6 and 2.25 times as long; over "third" (0.030 every
+    round), 3, 1, 2 and 3: the rounds are paired, not the two distributions' quartiles."""
+    result = compare_times(
+        {"base": clock.costs(0.010, 0.010, 0.010, 0.040),
+         "other": clock.costs(0.090, 0.030, 0.060, 0.090),
+         "third": clock.costs(0.030)},
+        baseline="base", rounds=4, warmup=0, block_seconds=0,
+    )
+    assert result.ratio_quartiles("other", over="base") == result.ratio_quartiles("other")
+    low, median, high = result.ratio_quartiles("other", over="third")
+    assert median == pytest.approx(2.5)
+    assert (low, high) == pytest.approx((1.75, 3.0))
+    with pytest.raises(ValueError, match="'fourth' is not one of the candidates"):
+        result.ratio_quartiles("other", over="fourth")
+
+
 def test_no_verdict_when_other_processes_took_the_core(monkeypatch):
     """A thread that got 60 % of the wall time it was timed for: a clear 3x is not reported."""
     clock = install_clock(monkeypatch, FakeClock(cpu_share=0.6))

@@ -73,9 +73,14 @@ class Comparison:
         """(first quartile, median, third quartile) of ``name``'s seconds per call."""
         return _quartiles(self.samples[name])
 
-    def ratio_quartiles(self, name):
-        """Quartiles of ``name``'s time over the baseline's, round by round."""
-        pairs = zip(self.samples[name], self.samples[self.baseline])
+    def ratio_quartiles(self, name, over=None):
+        """Quartiles of ``name``'s time over the baseline's (or over candidate ``over``'s),
+        round by round."""
+        over = self.baseline if over is None else over
+        if over not in self.samples:
+            raise ValueError(f"ratio_quartiles: {over!r} is not one of the candidates "
+                             f"{list(self.samples)}.")
+        pairs = zip(self.samples[name], self.samples[over])
         return _quartiles([seconds / base for seconds, base in pairs])
 
     def ratio(self, name):
