@@ -188,6 +188,17 @@ def test_check_third_order_and_check_pruning_name_their_mistakes(second_order_ch
     assert "differs from torch.autograd" in says(ns["check_third_order"], second_order_only)
     assert "Correct" in says(ns["check_third_order"], ns["third_order"])
 
+    def gradients_made_constants(a_value, b_value):  # L1 cut off the tape
+        reset_tape()
+        a = Variable.constant(a_value, name="a")
+        b = Variable.constant(b_value, name="b")
+        first = grad(ns["simple"](a, b).sum(), [a, b])
+        cut = [Variable.constant(g.value) for g in first]
+        return grad(ns["norm_of_gradients"](*cut), [a, b])
+
+    told = says(ns["check_third_order"], gradients_made_constants)
+    assert "A result is None: L2 has no path on the tape" in told
+
     chapter_a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
 
     def ignores_its_arguments(a_value, b_value):  # uses the chapter's 3-element a, b
