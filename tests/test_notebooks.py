@@ -81,6 +81,40 @@ def test_unchecked_cells_are_found():
     assert list(unchecked_cells(notebook)) == [0, 2]
 
 
+PRINTED_COLUMNS = 79  # what a code block shows at 1280 px without a scroll bar
+
+
+def overlong_printed_lines(notebook):
+    """(cell, length) of each printed line wider than PRINTED_COLUMNS: the site test would
+    find it too, after the whole build; this finds it in a second. Tracebacks are exempt."""
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []):
+            text = output.get("text") or output.get("data", {}).get("text/plain", "")
+            for line in "".join(text).splitlines():
+                if len(line) > PRINTED_COLUMNS:
+                    yield index, len(line)
+
+
+@pytest.mark.parametrize("path", sorted(book_notebooks()), ids=lambda p: p.name)
+def test_printed_lines_fit_the_code_column(path):
+    notebook = nbformat.read(path, as_version=4)
+    assert list(overlong_printed_lines(notebook)) == [], (
+        f"{path.name}: (cell, characters) of printed lines over {PRINTED_COLUMNS} characters;"
+        " wrap them (textwrap.fill) or print fewer items per line"
+    )
+
+
+def test_overlong_printed_lines_are_found():
+    fits = nbformat.v4.new_code_cell(
+        "", outputs=[nbformat.v4.new_output("stream", name="stdout", text="x" * 79 + "\n")]
+    )
+    too_wide = nbformat.v4.new_code_cell(
+        "", outputs=[nbformat.v4.new_output("execute_result", data={"text/plain": "y" * 80})]
+    )
+    notebook = nbformat.v4.new_notebook(cells=[fits, too_wide])
+    assert list(overlong_printed_lines(notebook)) == [(1, 80)]
+
+
 def release(version):
     """The release part of a version: a local label (`+cpu`, `+cu126`) names a build, not a torch."""
     return version.split("+", 1)[0]
