@@ -108,6 +108,10 @@ def test_ratio_with_spread_gives_the_verdict_and_the_quartiles():
     assert ratio_with_spread(comparison, "same").startswith("~no measurable difference")
     with pytest.raises(ValueError, match="ratio_with_spread"):
         ratio_with_spread(comparison, "missing")
+    # one call of "slow" against two of "base": the quartiles halve, and the verdict
+    # is taken from the halved spread, which now reaches 1
+    assert ratio_with_spread(comparison, "slow", over="base", scale=2) == (
+        "~no measurable difference (~1x to ~1.5x)")
 
 
 def test_print_comparison_puts_each_ratio_under_its_name(capsys):

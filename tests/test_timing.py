@@ -213,6 +213,23 @@ def test_a_ratio_over_another_candidate_pairs_the_same_rounds(clock):
         result.ratio_quartiles("other", over="fourth")
 
 
+def test_a_scaled_ratio_prices_one_call_against_several(clock):
+    """One call of "hessian" (0.090, 0.030, 0.060, 0.090 s) against 10 calls of "product"
+    (0.003 s each): round by round 3, 1, 2 and 3, so 2.5 with an IQR of 1.75 to 3; a
+    scale of 25 puts 1 inside that spread, and a scale that is not a count is refused."""
+    result = compare_times(
+        {"product": clock.costs(0.003),
+         "hessian": clock.costs(0.090, 0.030, 0.060, 0.090)},
+        baseline="product", rounds=4, warmup=0, block_seconds=0,
+    )
+    low, median, high = result.ratio_quartiles("hessian", over="product", scale=10)
+    assert (low, median, high) == pytest.approx((1.75, 2.5, 3.0))
+    assert result.verdict("hessian", over="product", scale=10) == "~2.5x"
+    assert result.verdict("hessian", scale=25) == timing.NO_DIFFERENCE
+    with pytest.raises(ValueError, match="scale must be a positive number"):
+        result.ratio_quartiles("hessian", scale=0)
+
+
 def test_no_verdict_when_other_processes_took_the_core(monkeypatch):
     """A thread that got 60 % of the wall time it was timed for: a clear 3x is not reported."""
     clock = install_clock(monkeypatch, FakeClock(cpu_share=0.6))

@@ -316,14 +316,15 @@ def keep_freed_memory():
     return True
 
 
-def ratio_with_spread(comparison, name):
-    """'~10.1x (~9.86x to ~10.9x)': ``name``'s verdict against the baseline, with the
-    round-by-round interquartile range of the ratio."""
+def ratio_with_spread(comparison, name, over=None, scale=1):
+    """'~10.1x (~9.86x to ~10.9x)': ``name``'s verdict against the baseline (or against
+    ``scale`` calls of ``over``), with the round-by-round interquartile range of the ratio."""
     if not isinstance(comparison, Comparison) or name not in comparison.samples:
         raise ValueError(f"ratio_with_spread: expected a Comparison and one of its names, "
                          f"got {type(comparison).__name__} and {name!r}.")
-    low, _, high = comparison.ratio_quartiles(name)
-    return f"{comparison.verdict(name)} ({format_ratio(low)} to {format_ratio(high)})"
+    low, _, high = comparison.ratio_quartiles(name, over, scale)
+    verdict = comparison.verdict(name, over, scale)
+    return f"{verdict} ({format_ratio(low)} to {format_ratio(high)})"
 
 
 def print_comparison(comparison):

@@ -73,15 +73,19 @@ class Comparison:
         """(first quartile, median, third quartile) of ``name``'s seconds per call."""
         return _quartiles(self.samples[name])
 
-    def ratio_quartiles(self, name, over=None):
-        """Quartiles of ``name``'s time over the baseline's (or over candidate ``over``'s),
-        round by round."""
+    def ratio_quartiles(self, name, over=None, scale=1):
+        """Quartiles of ``name``'s time over ``scale`` times the baseline's (or candidate
+        ``over``'s), round by round. ``scale`` prices repeated calls: ``scale=n`` compares one
+        call of ``name`` with n calls of ``over``."""
         over = self.baseline if over is None else over
         if over not in self.samples:
             raise ValueError(f"ratio_quartiles: {over!r} is not one of the candidates "
                              f"{list(self.samples)}.")
+        if not scale > 0:
+            raise ValueError(f"ratio_quartiles: scale must be a positive number of calls, "
+                             f"got {scale!r}.")
         pairs = zip(self.samples[name], self.samples[over])
-        return _quartiles([seconds / base for seconds, base in pairs])
+        return _quartiles([seconds / (scale * base) for seconds, base in pairs])
 
     def ratio(self, name):
         """The median of ``name``'s round-by-round ratios to the baseline: the statistic whose
@@ -93,13 +97,14 @@ class Comparison:
         share = self.cpu_share()
         return share is not None and share < MIN_CPU_SHARE
 
-    def verdict(self, name):
-        """'~1.84x' (the median round-by-round ratio); NO_DIFFERENCE when the interquartile range
-        of those ratios contains 1, since a difference inside the spread is not measured; BUSY
+    def verdict(self, name, over=None, scale=1):
+        """'~1.84x' (the median round-by-round ratio, over the baseline or ``over`` times
+        ``scale``, as in ``ratio_quartiles``); NO_DIFFERENCE when the interquartile range of
+        those ratios contains 1, since a difference inside the spread is not measured; BUSY
         when other processes took the core (``busy``), whatever the ratio."""
         if self.busy():
             return BUSY
-        low, median, high = self.ratio_quartiles(name)
+        low, median, high = self.ratio_quartiles(name, over, scale)
         return NO_DIFFERENCE if low <= 1 <= high else format_ratio(median)
 
     def cpu_share(self):
