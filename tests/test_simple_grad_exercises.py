@@ -347,6 +347,34 @@ def test_check_why_none_and_check_none_at_top_name_their_mistakes(aggregate_chap
     assert "need the shape of the gradient the entry did receive" in told
 
 
+@pytest.mark.timeout(60)
+def test_check_hyperbolic_names_each_mistake(second_order_chapter):
+    ns = second_order_chapter
+    Variable, TapeEntry = ns["Variable"], ns["TapeEntry"]
+    check_with_cosh = functools.partial(ns["check_hyperbolic"], operator_cosh=ns["operator_cosh"])
+    told = says(check_with_cosh, ns["operator_sinh_wrong"])
+    assert "operator_sinh are right, second ones are wrong" in told
+
+    def sinh_times_x(x):  # the derivative of sinh taken as x: first order wrong
+        r = Variable(x.value.sinh())
+        ns["trace"]("{} = {}.sinh()", r.name, x.name)
+        ns["gradient_tape"].append(
+            TapeEntry([x.name], [r.name], lambda gradients: [gradients[0] * x])
+        )
+        return r
+
+    def silent_sinh(x):  # right rule, but no trace line
+        r = Variable(x.value.sinh())
+        ns["gradient_tape"].append(
+            TapeEntry([x.name], [r.name], lambda gradients: [gradients[0] * ns["operator_cosh"](x)])
+        )
+        return r
+
+    assert "First gradients through operator_sinh are wrong" in says(check_with_cosh, sinh_times_x)
+    assert "printed no trace line" in says(check_with_cosh, silent_sinh)
+    assert "Correct" in says(check_with_cosh, ns["operator_sinh"])
+
+
 @pytest.fixture(scope="module")
 def side_by_side_chapter():
     return chapter_namespace("simple_grad_5_side_by_side.ipynb", "check_mystery")
@@ -374,9 +402,6 @@ def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
     assert "which side needs the transpose" in says(ns["check_matmul"], swapped_gradients)
     says_instead = says(ns["check_matmul"], calls_a_missing_method)
     assert "AttributeError" in says_instead and "transpose" not in says_instead
-    check_with_cosh = functools.partial(ns["check_hyperbolic"], operator_cosh=ns["operator_cosh"])
-    told = says(check_with_cosh, ns["operator_sinh_wrong"])
-    assert "operator_sinh are right, second ones are wrong" in told
     assert "should have the shape of c" in says(ns["check_grad_zeros"], ns["grad_zeros_wrong"])
     Variable, TapeEntry = ns["Variable"], ns["TapeEntry"]
 
@@ -388,25 +413,6 @@ def test_side_by_side_checkers_name_their_mistakes(side_by_side_chapter):
         ]
 
     assert "should have the dtype of c" in says(ns["check_grad_zeros"], float32_zeros)
-
-    def sinh_times_x(x):  # the derivative of sinh taken as x: first order wrong
-        r = Variable(x.value.sinh())
-        ns["trace"]("{} = {}.sinh()", r.name, x.name)
-        ns["gradient_tape"].append(
-            TapeEntry([x.name], [r.name], lambda gradients: [gradients[0] * x])
-        )
-        return r
-
-    def silent_sinh(x):  # right rule, but no trace line
-        r = Variable(x.value.sinh())
-        ns["gradient_tape"].append(
-            TapeEntry([x.name], [r.name], lambda gradients: [gradients[0] * ns["operator_cosh"](x)])
-        )
-        return r
-
-    assert "First gradients through operator_sinh are wrong" in says(check_with_cosh, sinh_times_x)
-    assert "printed no trace line" in says(check_with_cosh, silent_sinh)
-    assert "Correct" in says(check_with_cosh, ns["operator_sinh"])
 
     def matmul_off_tape(A, B):  # right first gradients, raw products wrapped
         R = Variable(A.value @ B.value)
@@ -620,14 +626,18 @@ def test_gradients_of_gradients_checkers_need_only_the_set_up_cell():
     set_up = next(cell for cell in notebook.cells if "hide-cell" in cell.metadata.get("tags", []))
     namespace = {"display": lambda *args, **kwargs: None, "__name__": "chapter"}
     for cell in notebook.cells:
-        defines_a_checker = cell.source.startswith(("def check_third_order", "def check_pruning"))
+        defines_a_checker = cell.source.startswith(
+            ("def check_third_order", "def check_pruning")
+        ) or "def check_hyperbolic" in cell.source
         if cell is set_up or defines_a_checker:
             source = "\n".join(
                 line for line in cell.source.splitlines() if not line.startswith("%")
             )
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(source, "chapter cell", "exec"), namespace)
-    assert {"check_third_order", "check_pruning"} <= set(namespace)
+    assert {"check_third_order", "check_pruning", "check_hyperbolic"} <= set(namespace)
     assert "a_t" not in namespace and "simple" not in namespace
     assert "Asked for a alone it ran 5 rules" in says(namespace["check_pruning"], namespace["grad"])
     assert "Return two Variables" in says(namespace["check_third_order"], lambda a, b: None)
+    nothing = functools.partial(namespace["check_hyperbolic"], operator_cosh=None)
+    assert "operator_sinh or its backward fails" in says(nothing, lambda x: None)
