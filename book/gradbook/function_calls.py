@@ -144,7 +144,7 @@ def draw_calls(calls, title="apply"):
     def label(call):
         mode = "grad mode on" if call.grad_enabled else "grad mode off"
         if call.method == "backward":  # the run decides: grad mode in backward = create_graph
-            mode += "\\n(= create_graph)"
+            mode += "\\n(autograd.grad:\\n= create_graph)"  # torch.func.grad: on
         return f"{call.method}({', '.join(call.received)})\\n{mode}"
 
     # one column, top to bottom in the order of the calls: narrow enough for a phone
