@@ -75,6 +75,12 @@ def test_a_row_that_no_column_passes_says_so():
     assert needs == {"r": "none of these (err 1 at b)"}
 
 
+def test_a_row_failed_alike_by_every_column_says_so():
+    matrix = {"a": {"r": ERROR_A}, "b": {"r": ERROR_A}}
+    needs = requirements(matrix, ["r"], {"a": [], "b": ["x"]})
+    assert needs == {"r": "none of these (err 1 in every column)"}
+
+
 def test_two_incomparable_ways_are_joined_with_or():
     matrix = {"a": {"r": ERROR_A}, "b": {"r": "works"}, "c": {"r": "works"}}
     needs = requirements(matrix, ["r"], {"a": [], "b": ["x"], "c": ["y"]})

@@ -200,7 +200,7 @@ def requirements(matrix, rows, features, names=None):
     as the columns tell: a feature no column leaves out cannot be told apart from the others.
     A column that has such a set and more, and fails the row, is named as breaking it, with
     its short verdict; a row no column passes says so, with the verdict of the column that has
-    every feature. ``names``: as in ``capability_html``."""
+    every feature (or "in every column" when all the columns read give that verdict). ``names``: as in ``capability_html``."""
     if not isinstance(features, dict) or not features or not all(
         isinstance(v, (list, tuple)) and all(isinstance(f, str) for f in v)
         for v in features.values()
@@ -220,7 +220,10 @@ def requirements(matrix, rows, features, names=None):
         passing = [label for label in features if matrix[label][row] == WORKS]
         if not passing:
             verdict = short_verdict(matrix[richest][row], errors)
-            needs[row] = f"none of these ({verdict} at {richest})"
+            alike = all(short_verdict(matrix[label][row], errors) == verdict
+                        for label in features)
+            where = "in every column" if alike else f"at {richest}"
+            needs[row] = f"none of these ({verdict} {where})"
             continue
         smallest = list(dict.fromkeys(
             sets[label] for label in passing
