@@ -228,3 +228,24 @@ def test_the_record_of_names_keeps_no_value_alive(quiet):
 def test_a_name_is_a_string(quiet):
     with pytest.raises(TypeError, match=r"name=3: a name is a str"):
         Variable.constant(torch.tensor(1.0), name=3)
+
+
+def test_a_rule_must_return_one_gradient_per_input(quiet):
+    """zip would pair a short list with the first inputs and drop the rest silently."""
+    from gradbook.simple_grad import TapeEntry, gradient_tape
+
+    a, b = vector("a", 1.0, 2.0), vector("b", 3.0, 4.0)
+    r = Variable(a.value * b.value)
+    gradient_tape.append(TapeEntry([a.name, b.name], [r.name], lambda d: [d[0] * b]))
+    with pytest.raises(ValueError, match=r"returned 1 gradients for 2 inputs"):
+        grad(r.sum(), [a, b])
+
+
+def test_a_rule_must_return_a_list(quiet):
+    from gradbook.simple_grad import TapeEntry, gradient_tape
+
+    a = vector("a", 1.0, 2.0)
+    r = Variable(a.value * 2.0)
+    gradient_tape.append(TapeEntry([a.name], [r.name], lambda d: d[0]))
+    with pytest.raises(TypeError, match=r"returned a Variable: return a list"):
+        grad(r.sum(), [a])

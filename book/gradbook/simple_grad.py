@@ -55,6 +55,26 @@ def reset_tape():
     _next_index = 0
 
 
+def _require_one_gradient_per_input(entry, dL_dinputs):
+    # grad's one guard rail inside its loop (the others come later): grad
+    # pairs an entry's inputs with its rule's gradients by zip, which would
+    # drop the unpaired ones without a word
+    rule = "the rule of {} = f({})".format(
+        ", ".join(entry.outputs), ", ".join(entry.inputs)
+    )
+    if not isinstance(dL_dinputs, (list, tuple)):
+        raise TypeError(
+            f"{rule} returned a {type(dL_dinputs).__name__}: return a list "
+            "with one gradient per input."
+        )
+    if len(dL_dinputs) != len(entry.inputs):
+        raise ValueError(
+            f"{rule} returned {len(dL_dinputs)} gradients for "
+            f"{len(entry.inputs)} inputs: return one per input, in order "
+            "(None for an input that gets none)."
+        )
+
+
 class Variable:
     """A tensor with a name, so that the tape can refer to it."""
 
@@ -147,6 +167,7 @@ def grad(
         if all(g is None for g in dL_doutputs):
             continue  # zero in, zero out: no need to run propagate
         dL_dinputs = entry.propagate(dL_doutputs)
+        _require_one_gradient_per_input(entry, dL_dinputs)  # a guard rail
         # every use of a value contributes to its gradient; the contributions
         # add up
         for name, contribution in zip(entry.inputs, dL_dinputs):
