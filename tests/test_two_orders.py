@@ -125,6 +125,7 @@ def test_a_second_loss_reading_the_output_catches_an_overwritten_gradient():
         (lambda: side_by_side("drawing"), "pass the drawings"),
         (lambda: side_by_side(Drawing(10), same_scale=1), "True or False"),
         (lambda: side_by_side(Drawing(None), same_scale=True), "width in pt"),
+        (lambda: side_by_side(Drawing(1), Drawing(2), titles=["a"]), "one string per"),
         (lambda: two_orders(simple, A, B, reads_output=1), "True or False"),
         (
             lambda: entries_per_backward(simple, A, B, reads_output="yes"),
@@ -154,3 +155,10 @@ def test_same_scale_gives_each_drawing_its_share_of_the_widest():
     assert '<div style="max-width: 100.0%"><svg width="625pt"' in html
     # without it, each drawing takes what the column gives it, as before
     assert "max-width" not in side_by_side(Drawing(518), Drawing(625)).data
+
+
+def test_titles_go_above_their_drawings_in_order():
+    html = side_by_side(Drawing(1), Drawing(2), titles=["Bad<1>", "Good"]).data
+    assert html.index("<code>Bad&lt;1&gt;</code>") < html.index('width="1pt"')
+    assert html.index('width="1pt"') < html.index("<code>Good</code>")
+    assert html.index("<code>Good</code>") < html.index('width="2pt"')

@@ -8,6 +8,7 @@ backward hands an entry with two outputs a gradient for both in one call.
 The harness lives here so that the chapter shows the versions and the verdicts, not the
 bookkeeping.
 """
+import html
 import re
 
 import torch
@@ -183,12 +184,14 @@ def propagate_runs(function, a_value, b_value, position=0):
     return [calls[position, "first"], calls[position, "second"]]
 
 
-def side_by_side(*drawings, same_scale=False):
+def side_by_side(*drawings, same_scale=False, titles=None):
     """Drawings next to each other on a page; a narrow screen stacks them.
 
     With ``same_scale``, each drawing may take at most its share of the widest one's width,
     so that when the column scales the widest down, the others shrink alike and their labels
-    keep one size (the drawings must give their SVG width in pt, as Graphviz's do)."""
+    keep one size (the drawings must give their SVG width in pt, as Graphviz's do).
+    ``titles``, one per drawing, are set above them in code type: stacked on a phone, the
+    drawings are otherwise told apart only by the order the prose gives."""
     from IPython.display import HTML
 
     if not drawings or not all(hasattr(d, "_repr_html_") for d in drawings):
@@ -198,7 +201,17 @@ def side_by_side(*drawings, same_scale=False):
         )
     if not isinstance(same_scale, bool):
         raise TypeError(f"side_by_side: same_scale is True or False, got {same_scale!r}.")
+    if titles is not None and (
+        len(titles) != len(drawings) or not all(isinstance(t, str) for t in titles)
+    ):
+        raise ValueError(
+            f"side_by_side: titles is one string per drawing ({len(drawings)}), "
+            f"got {titles!r}."
+        )
     pictures = [d._repr_html_() for d in drawings]
+    if titles is not None:
+        pictures = [f"<p><code>{html.escape(title)}</code></p>" + picture
+                    for title, picture in zip(titles, pictures)]
     styles = [""] * len(pictures)
     if same_scale:
         widths = [_width_in_points(picture) for picture in pictures]
