@@ -235,6 +235,8 @@ def test_a_captured_value_on_the_tape_is_no_orphan():
         ({"earlier_values": "b"}, TypeError, "list of value names"),
         ({"earlier_values": [1]}, TypeError, "holds value names (str)"),
         ({"earlier_values": ["w"]}, ValueError, "'w' is not read or written"),
+        ({"names": ["t"]}, TypeError, "names maps value names"),
+        ({"names": {"w": "t"}}, ValueError, "'w' is not read or written"),
     ],
 )
 def test_bad_drawing_options_say_what_is_wrong(kwargs, error, expected):
@@ -328,3 +330,10 @@ def test_earlier_values_are_filled_pale_grey_and_named_in_the_description():
     plain = draw_tape(tape[1:], first_index=1)
     assert graph.svg.count('fill="#e5e5e5"') == 2  # gray90, one per marked value
     assert 'fill="#e5e5e5"' not in plain.svg
+
+
+def test_names_label_a_value_with_the_programs_name():
+    tape = record_simple()
+    graph = draw_tape(tape, names={"v0": "t"})
+    assert ">t = v0<" in graph.svg
+    assert ">t = v0<" not in draw_tape(tape).svg

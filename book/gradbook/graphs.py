@@ -266,6 +266,7 @@ def draw_tape(
     max_width=None,
     phase_order=None,
     earlier_values=(),
+    names=None,
 ):
     """Draw a Simple Grad tape: a box per entry, an ellipse per value, inputs -> entry -> outputs.
 
@@ -290,6 +291,8 @@ def draw_tape(
     (``phase_styles``, read by ``tape_legend``) then lists every phase of the list.
     ``earlier_values`` names values drawn filled in pale grey (``EARLIER_VALUE_STYLE``):
     values that existed before the drawn part of the tape, e.g. before a second ``grad``.
+    ``names`` maps value names to the program's names for them: ``{"v0": "t"}`` labels
+    ``v0`` as ``t = v0``.
     """
     entries = _check_entries(entries)
     message = (f"draw_tape: first_index must be a non-negative int (the position of the first "
@@ -304,6 +307,7 @@ def draw_tape(
     phase_of = _check_phases(phases, positions)
     unneeded = _check_unneeded(unneeded, positions)
     earlier_values = _check_earlier_values(earlier_values, names_on_tape)
+    names = _check_names(names, names_on_tape)
     if max_width is not None and (
         isinstance(max_width, bool) or not isinstance(max_width, (int, float)) or max_width <= 0
     ):
@@ -357,7 +361,7 @@ def draw_tape(
     def value_node(name):
         if name not in values:
             values[name] = f"value{len(values)}"
-            label = name
+            label = f"{names[name]} = {name}" if name in names else name
             if name in gradients:
                 label += f"\nd{loss}/d{name} = {gradients[name]}"
                 if " " in gradients[name]:  # numbers, not a name: a line of their own
@@ -517,6 +521,19 @@ def _check_phases(phases, positions):
             if position in positions:
                 phase_of[position] = name
     return phase_of
+
+
+def _check_names(names, names_on_tape):
+    if names is None:
+        return {}
+    if not isinstance(names, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in names.items()
+    ):
+        raise TypeError(f"draw_tape: names maps value names to names (str), got {names!r}.")
+    for name in names:
+        if name not in names_on_tape:
+            raise ValueError(f"draw_tape: named value {name!r} is not read or written by a drawn entry.")
+    return names
 
 
 def _check_earlier_values(earlier_values, names_on_tape):
