@@ -159,6 +159,8 @@ def test_same_scale_gives_each_drawing_its_share_of_the_widest():
 
 def test_titles_go_above_their_drawings_in_order():
     html = side_by_side(Drawing(1), Drawing(2), titles=["Bad<1>", "Good"]).data
-    assert html.index("<code>Bad&lt;1&gt;</code>") < html.index('width="1pt"')
-    assert html.index('width="1pt"') < html.index("<code>Good</code>")
-    assert html.index("<code>Good</code>") < html.index('width="2pt"')
+    assert html.index(">Bad&lt;1&gt;</p>") < html.index('width="1pt"')
+    assert html.index('width="1pt"') < html.index(">Good</p>")
+    assert html.index(">Good</p>") < html.index('width="2pt"')
+    # dark on the light panel the drawings keep in dark mode, not the theme's pale code colour
+    assert html.count("color: #222") == 2

@@ -210,7 +210,9 @@ def side_by_side(*drawings, same_scale=False, titles=None):
         )
     pictures = [d._repr_html_() for d in drawings]
     if titles is not None:
-        pictures = [f"<p><code>{html.escape(title)}</code></p>" + picture
+        # dark text in any theme: in dark mode too the drawings sit on a light panel,
+        # where the theme's own colour for code is pale
+        pictures = [f'<p style="{_TITLE_STYLE}">{html.escape(title)}</p>' + picture
                     for title, picture in zip(titles, pictures)]
     styles = [""] * len(pictures)
     if same_scale:
@@ -225,6 +227,7 @@ def side_by_side(*drawings, same_scale=False, titles=None):
     )
 
 
+_TITLE_STYLE = "font-family: monospace; font-weight: bold; color: #222"
 _SVG_WIDTH = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)pt"')
 
 
