@@ -126,6 +126,7 @@ def test_a_second_loss_reading_the_output_catches_an_overwritten_gradient():
         (lambda: side_by_side(Drawing(10), same_scale=1), "True or False"),
         (lambda: side_by_side(Drawing(None), same_scale=True), "width in pt"),
         (lambda: side_by_side(Drawing(1), Drawing(2), titles=["a"]), "one string per"),
+        (lambda: side_by_side(Drawing(1), Drawing(2), titles="ab"), "one string per"),
         (lambda: two_orders(simple, A, B, reads_output=1), "True or False"),
         (
             lambda: entries_per_backward(simple, A, B, reads_output="yes"),

@@ -190,7 +190,7 @@ def side_by_side(*drawings, same_scale=False, titles=None):
     With ``same_scale``, each drawing may take at most its share of the widest one's width,
     so that when the column scales the widest down, the others shrink alike and their labels
     keep one size (the drawings must give their SVG width in pt, as Graphviz's do).
-    ``titles``, one per drawing, are set above them in code type: stacked on a phone, the
+    ``titles``, one per drawing, are set above them in bold monospace: stacked on a phone, the
     drawings are otherwise told apart only by the order the prose gives."""
     from IPython.display import HTML
 
@@ -202,7 +202,9 @@ def side_by_side(*drawings, same_scale=False, titles=None):
     if not isinstance(same_scale, bool):
         raise TypeError(f"side_by_side: same_scale is True or False, got {same_scale!r}.")
     if titles is not None and (
-        len(titles) != len(drawings) or not all(isinstance(t, str) for t in titles)
+        isinstance(titles, str)
+        or len(titles) != len(drawings)
+        or not all(isinstance(t, str) for t in titles)
     ):
         raise ValueError(
             f"side_by_side: titles is one string per drawing ({len(drawings)}), "
