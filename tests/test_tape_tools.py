@@ -8,6 +8,7 @@ from fixtures import tape_with_a_captured_orphan
 from gradbook import (
     PropagateCalls,
     backward_nodes_run,
+    nodes_run_by,
     bytes_kept,
     bytes_kept_by_tape,
     captured_by,
@@ -137,6 +138,18 @@ def test_backward_nodes_run_lists_only_the_pruned_nodes():
 def test_backward_nodes_run_needs_a_graph():
     with pytest.raises(TypeError, match="needs a grad_fn"):
         backward_nodes_run(torch.ones(3), [torch.ones(3)])
+
+
+def test_nodes_run_by_follows_the_backward_it_is_given():
+    """backward(inputs=[made]) enters made's own node, ExpBackward0, which grad skips."""
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    made = x.exp()
+    L = made.sin().sum()
+    asked = nodes_run_by(lambda loss: loss.backward(inputs=[made], retain_graph=True), L)
+    assert asked == ["SumBackward0", "SinBackward0", "ExpBackward0"]
+    assert backward_nodes_run(L, [made]) == ["SumBackward0", "SinBackward0"]
+    with pytest.raises(TypeError, match="run is a function of the loss"):
+        nodes_run_by("backward", L)
 
 
 def test_operation_counts_names_what_each_entry_recorded():

@@ -23,6 +23,7 @@ from .tape_tools import (
     bytes_kept,
     bytes_kept_by_tape,
     captured_by,
+    nodes_run_by,
     operation_counts,
 )
 from .timing import compare_times, format_ratio, format_time, median_time
@@ -52,6 +53,7 @@ __all__ = [
     "live_bytes_peak",
     "live_bytes_timeline",
     "median_time",
+    "nodes_run_by",
     "operation_counts",
     "profiler_peak",
 ]

@@ -238,14 +238,29 @@ class PropagateCalls:
 def backward_nodes_run(loss, inputs):
     """The backward nodes that ``torch.autograd.grad(loss, inputs)`` runs, in order.
 
-    Every node of ``loss``'s graph gets a pre-hook that records its name when
-    the engine calls it; the hooks are removed afterwards, and the graph is
-    kept (``retain_graph=True``), so the same loss can be asked again.
+    The graph is kept (``retain_graph=True``), so the same loss can be asked again.
     """
+    return nodes_run_by(
+        lambda loss: torch.autograd.grad(loss, inputs, retain_graph=True), loss
+    )
+
+
+def nodes_run_by(run, loss):
+    """The backward nodes of ``loss``'s graph that ``run(loss)`` enters, in order: ``run``
+    is any backward, ``lambda L: L.backward(inputs=[x])`` say.
+
+    Every node of the graph gets a pre-hook that records its name when the engine calls
+    it; the hooks are removed afterwards.
+    """
+    if not callable(run):
+        raise TypeError(
+            f"nodes_run_by: run is a function of the loss that runs a backward, "
+            f"got {type(run).__name__}."
+        )
     if not isinstance(loss, torch.Tensor) or loss.grad_fn is None:
         raise TypeError(
-            "backward_nodes_run: the loss must be a tensor computed from "
-            "inputs that require grad (it needs a grad_fn)."
+            "the loss must be a tensor computed from inputs that require "
+            "grad (it needs a grad_fn)."
         )
     ran, seen, stack, handles = [], set(), [loss.grad_fn], []
     while stack:
@@ -260,7 +275,7 @@ def backward_nodes_run(loss, inputs):
         handles.append(node.register_prehook(record))
         stack.extend(next_node for next_node, _ in node.next_functions)
     try:
-        torch.autograd.grad(loss, inputs, retain_graph=True)
+        run(loss)
     finally:
         for handle in handles:
             handle.remove()
