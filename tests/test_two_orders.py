@@ -165,3 +165,52 @@ def test_titles_go_above_their_drawings_in_order():
     assert html.index(">Good</p>") < html.index('width="2pt"')
     # dark on the light panel the drawings keep in dark mode, not the theme's pale code colour
     assert html.count("color: #222") == 2
+
+
+def test_mark_recorded_backward_fills_only_the_nodes_the_backward_made():
+    from gradbook import draw_graph
+    from gradbook.two_orders import RECORDED_FILL, mark_recorded_backward
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * x * x).sum()
+    (gradient,) = torch.autograd.grad(loss, x, create_graph=True)
+    params = {"x": x}
+    graph = draw_graph(gradient, params)
+    marked = mark_recorded_backward(graph, gradient, loss, params)
+    # the loss's graph: two MulBackward0, SumBackward0 (not under the gradient), and
+    # x's AccumulateGrad; everything else under the gradient the backward made
+    forward = {id(loss.grad_fn)}
+    stack = [loss.grad_fn]
+    while stack:
+        for node, _ in stack.pop().next_functions:
+            if node is not None and id(node) not in forward:
+                forward.add(id(node))
+                stack.append(node)
+    under, stack = set(), [gradient.grad_fn]
+    while stack:
+        node = stack.pop()
+        if id(node) not in under:
+            under.add(id(node))
+            stack.extend(n for n, _ in node.next_functions if n is not None)
+    assert marked.marked == len(under - forward) > 0
+    assert marked.svg.count(f'fill="{RECORDED_FILL}"') == marked.marked
+    assert graph.svg.count(f'fill="{RECORDED_FILL}"') == 0  # the original is unchanged
+    assert "lightgrey" in marked.svg  # the forward's nodes keep their grey
+    assert f"the {marked.marked} nodes the recorded backward made" in marked.description
+
+
+def test_mark_recorded_backward_refuses_a_graph_it_cannot_mark():
+    from gradbook import draw_graph
+    from gradbook.two_orders import mark_recorded_backward
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * x * x).sum()
+    (gradient,) = torch.autograd.grad(loss, x, create_graph=True)
+    with pytest.raises(ValueError, match="no graph"):
+        mark_recorded_backward(draw_graph(gradient), gradient, loss.detach())
+    other = (x.exp() * x).sum()  # a graph not drawn from this gradient
+    with pytest.raises(ValueError, match="not drawn from these gradients"):
+        mark_recorded_backward(draw_graph(other), gradient, loss)
+    # every node under the loss is in the loss's graph: nothing was recorded
+    with pytest.raises(ValueError, match="create_graph=True"):
+        mark_recorded_backward(draw_graph(loss), loss, loss)

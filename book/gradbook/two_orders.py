@@ -241,3 +241,71 @@ def _width_in_points(picture):
             "(draw_graph's and draw_tape's do)."
         )
     return float(found.group(1))
+
+
+RECORDED_FILL = "#ffd966"  # yellow: torchviz's own fills are green, light blue, orange, grey
+
+
+def _nodes_under(roots):
+    """Every autograd node reachable from ``roots`` (grad_fns), each once."""
+    seen, stack = {}, [root for root in roots if root is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        stack.extend(n for n, _ in getattr(node, "next_functions", ()) if n is not None)
+    return seen
+
+
+def mark_recorded_backward(graph, gradients, forward_output, params=None, fill=RECORDED_FILL):
+    """``graph``, drawn by ``draw_graph(gradients, params)``, with the backward nodes that a
+    recorded backward (``create_graph=True``) made filled in ``fill``: the nodes under
+    ``gradients`` that are not in the graph of ``forward_output``, the value that backward
+    started from. The copy's ``marked`` is how many nodes it filled; its description says so.
+    ``forward_output`` must still be alive, so that its nodes are the ones the gradient reads.
+    """
+    import warnings
+
+    import torchviz
+
+    from .graphs import Graph, _check_outputs, _check_params, _relabel
+
+    if getattr(forward_output, "grad_fn", None) is None:
+        raise ValueError(
+            "mark_recorded_backward: forward_output has no graph; pass the value the "
+            "recorded backward started from (the loss)."
+        )
+    outputs = _check_outputs(gradients)
+    roots = [t.grad_fn for t in (outputs if isinstance(outputs, tuple) else (outputs,))]
+    forward = _nodes_under([forward_output.grad_fn])
+    made = [key for key in _nodes_under(roots) if key not in forward]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        dot = torchviz.make_dot(outputs, params=_check_params(params))
+    names = {}
+    for line in dot.body:  # the same renaming as draw_graph's
+        _relabel(line, names)
+    svg = graph.svg
+    for key in made:
+        name = names.get(str(key))
+        title = re.compile(rf'(<title>{name}</title>\n<polygon fill=")lightgrey"')
+        svg, found = title.subn(rf'\g<1>{fill}"', svg)
+        if name is None or found != 1:
+            raise ValueError(
+                "mark_recorded_backward: graph was not drawn from these gradients and "
+                "params (draw_graph(gradients, params))."
+            )
+    if not made:
+        raise ValueError(
+            "mark_recorded_backward: no node under gradients was made after "
+            "forward_output; was the backward recorded (create_graph=True)?"
+        )
+    description = (
+        f"{graph.description.rstrip('.')}; filled yellow: the {len(made)} nodes the "
+        "recorded backward made."
+    )
+    marked = Graph(svg, graph.node_count, description)
+    marked.edges = graph.edges
+    marked.marked = len(made)
+    return marked
