@@ -249,3 +249,21 @@ def test_a_rule_must_return_a_list(quiet):
     gradient_tape.append(TapeEntry([a.name], [r.name], lambda d: d[0]))
     with pytest.raises(TypeError, match=r"returned a Variable: return a list"):
         grad(r.sum(), [a])
+
+
+def test_a_rule_must_return_gradients_of_its_inputs_shapes(quiet):
+    """A gradient of the wrong shape that goes straight to the input asked for would pass
+    silently: the tape keeps names, so the checks keep each name's shape."""
+    from gradbook.simple_grad import TapeEntry, gradient_tape
+
+    a = vector("a", 1.0, 2.0)
+    r = Variable(a.value.clone())
+    gradient_tape.append(TapeEntry([a.name], [r.name], lambda d: [d[0].sum()]))
+    with pytest.raises(ValueError, match=r"returned a gradient of shape \(\) for a, of shape \(2,\)"):
+        grad(r.sum(), [a])
+    reset_tape()  # the right rule, on a new tape, passes
+    a = vector("a", 1.0, 2.0)
+    r = Variable(a.value.clone())
+    gradient_tape.append(TapeEntry([a.name], [r.name], lambda d: [d[0]]))
+    (dL_da,) = grad(r.sum(), [a])
+    assert dL_da.value.tolist() == [1.0, 1.0]

@@ -252,6 +252,9 @@ _serials = itertools.count()  # every Variable gets the next one, for life
 # name -> serial of the one value that holds it on this tape (a number keeps
 # no value alive, and outlives a value that was freed)
 _serial_named: Dict[str, int] = {}
+# name -> shape of that value: the tape keeps names only, and a gradient
+# must have the shape of its input
+_shape_named: Dict[str, tuple] = {}
 
 
 def _mark_for_checks(variable):
@@ -323,6 +326,7 @@ def _require_one_value_per_name(where, value, claim=True):
     holder = _serial_named.get(value.name)
     if holder is None and claim:
         _serial_named[value.name] = value.serial
+        _shape_named[value.name] = tuple(value.value.shape)
     elif holder is not None and holder != value.serial:
         raise ValueError(
             f"{where}: two different values are named {value.name!r} on "
@@ -404,7 +408,39 @@ def _forget_names():
     global _tape_epoch
     _names_given.clear()
     _serial_named.clear()
+    _shape_named.clear()
     _tape_epoch += 1
+
+
+def _require_gradient_shapes(entry, dL_dinputs):
+    for name, gradient in zip(entry.inputs, dL_dinputs):
+        shape = _shape_named.get(name)
+        if not isinstance(gradient, Variable) or shape is None:
+            continue  # a known zero, or a value made before these checks
+        if tuple(gradient.value.shape) != shape:
+            rule = "the rule of {} = f({})".format(
+                ", ".join(entry.outputs), ", ".join(entry.inputs)
+            )
+            raise ValueError(
+                f"{rule} returned a gradient of shape "
+                f"{tuple(gradient.value.shape)} for {name}, of shape "
+                f"{shape}: a gradient has the shape of its input."
+            )
+
+
+def _checked_rule_result(require_one_gradient_per_input):
+    """grad's check of a rule's result, then the shapes of its gradients."""
+    check = getattr(
+        require_one_gradient_per_input, "__wrapped__",
+        require_one_gradient_per_input,
+    )
+
+    @functools.wraps(check)
+    def checked(entry, dL_dinputs):
+        check(entry, dL_dinputs)  # a list, one gradient per input
+        _require_gradient_shapes(entry, dL_dinputs)
+
+    return checked
 
 
 def _run_first(check, function):
@@ -447,6 +483,10 @@ def _checked_grad(grad):
 
 
 Variable.__init__ = _checked_init(Variable.__init__)
+# grad looks _require_one_gradient_per_input up when it calls it
+_require_one_gradient_per_input = _checked_rule_result(
+    _require_one_gradient_per_input
+)
 reset_tape = _run_first(_forget_names, reset_tape)
 grad = _checked_grad(grad)
 operator_mul = _run_first(
