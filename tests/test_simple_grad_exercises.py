@@ -89,6 +89,12 @@ def test_check_square_names_each_mistake(tape_chapter):
     raw_tensor = square_with(lambda g, x: g.value * 2 * x.value)
     assert "propagate returned a Tensor" in says(check, raw_tensor)
     assert "the multiplication's (x * x)" in says(check, lambda x: x * x)
+    # right at first order, but the rule names a constant: the second
+    # gradient runs it again, and the name is already taken
+    named = square_with(
+        lambda g, x: g * Variable.constant(torch.full_like(x.value, 2.0), name="two") * x
+    )
+    assert "ran your propagate again for the second gradient" in says(check, named)
     assert "Correct" in says(check, ns["operator_square"])
 
 
