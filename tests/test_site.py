@@ -650,6 +650,23 @@ SIZE_BUTTONS = """() => [...document.querySelectorAll('div.cell_output svg[role=
 }))"""
 
 
+BUTTONS_OVER_GRAPHS = """() => [...document.querySelectorAll('button.graph-size-button')]
+    .filter(button => !button.hidden)
+    .map((button, index) => {
+        const graph = button.parentElement.querySelector('svg[role="img"], img');
+        return {index: index, below: button.getBoundingClientRect().bottom - graph.getBoundingClientRect().top};
+    })
+    .filter(button => button.below > 0.5)"""
+
+
+@pytest.mark.parametrize("width", ["phone"])
+@pytest.mark.parametrize("page", PAGES_WITH_GRAPHS)
+def test_no_size_button_covers_its_graph(seen, page, width):
+    """Every shown "Show at full size" button sits in the strip above its graph, also where a
+    graph is nested in an output's own layout (two drawings side by side, with titles)."""
+    assert seen.page.evaluate(BUTTONS_OVER_GRAPHS) == []
+
+
 @pytest.mark.parametrize("width", ["phone"])
 @pytest.mark.parametrize("color_mode", ["light", "dark"])
 @pytest.mark.parametrize("page", ["book/simple_grad_1_tape"])
