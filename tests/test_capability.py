@@ -139,6 +139,12 @@ def test_errors_can_be_named_instead_of_numbered(capsys):
     assert "err" not in " ".join(needs.values())
 
 
+def test_errors_sharing_a_name_are_listed_once_under_it():
+    page = capability_html(MATRIX, ROWS, names={"no rule": "needs"})
+    assert page.count("<li><b>no rule</b>") == 1
+    assert f"<li><b>no rule</b>: {ERROR_A} | {ERROR_B}</li>" in page
+
+
 def test_a_name_must_pick_out_exactly_one_label_per_error():
     with pytest.raises(ValueError, match="matches 0 labels"):
         capability_html(MATRIX, ROWS, names={"no jvp": "needs jvp"})

@@ -137,8 +137,8 @@ def capability_html(matrix, rows, notes=(), per_block=None, names=None):
         legend = "".join(f"<li>{html.escape(error)}</li>" for error in errors)
         listed = f'<ol style="overflow-wrap: anywhere">{legend}</ol>'
     else:
-        legend = "".join(f"<li><b>{html.escape(label)}</b>: {html.escape(error)}</li>"
-                         for error, label in errors.items())
+        legend = "".join(f"<li><b>{html.escape(label)}</b>: {html.escape(' | '.join(texts))}</li>"
+                         for label, texts in _errors_by_label(errors).items())
         listed = f'<ul style="overflow-wrap: anywhere">{legend}</ul>'
     forward_only = (f" {html.escape(FORWARD_ONLY_LEGEND)}." if _has_forward_only(matrix)
                     else "")
@@ -146,6 +146,15 @@ def capability_html(matrix, rows, notes=(), per_block=None, names=None):
         f"{tables}<p>WRONG: a wrong result, and no error.{forward_only} Errors (the first line "
         f"of each message):</p>{listed}{extra}"
     )
+
+
+def _errors_by_label(errors):
+    # one line per label: errors that differ only in a name (which Function lacks a vmap
+    # rule, say) share a label, and listing the label twice would read as two meanings
+    grouped = {}
+    for error, label in errors.items():
+        grouped.setdefault(label, []).append(error)
+    return grouped
 
 
 def _verdict_table(matrix, rows, errors):
