@@ -337,3 +337,14 @@ def test_names_label_a_value_with_the_programs_name():
     graph = draw_tape(tape, names={"v0": "t"})
     assert ">t = v0<" in graph.svg
     assert ">t = v0<" not in draw_tape(tape).svg
+
+
+def test_a_value_read_twice_by_one_entry_is_one_arrow_labelled_x2():
+    with quiet_trace():
+        reset_tape()
+        b = Variable.constant(torch.tensor([3.0, 4.0]), name="b")
+        (b * b).sum(name="L")
+    graph = draw_tape(list(gradient_tape))
+    assert edges(graph.svg).count(("value0", "entry0")) == 1  # b -> #0 mul, once
+    assert ">×2<" in graph.svg
+    assert "#0 operator_mul: b, b -> v0" in graph.description  # both reads still named

@@ -388,8 +388,9 @@ def draw_tape(
         if position in unneeded:
             attributes.update(UNNEEDED_STYLE)
         dot.node(node, label=f"#{position} {operation}", shape="box", **attributes)
-        for name in entry.inputs:
-            dot.edge(value_node(name), node)
+        reads = Counter(entry.inputs)  # a value read twice (b * b): one arrow, "×2"
+        for name, count in reads.items():
+            dot.edge(value_node(name), node, **({"label": f"×{count}"} if count > 1 else {}))
         for name in entry.outputs:
             dot.edge(node, value_node(name))
         step = f"#{position} {operation}: {', '.join(entry.inputs)} -> {', '.join(entry.outputs)}"
