@@ -278,3 +278,21 @@ def test_tape_legend_keys_earlier_values_in_the_drawing_s_own_words():
     assert legend.node_count == 2 + 1 + 1 + 3  # phases, grey, earlier, arrow row
     with pytest.raises(TypeError, match="earlier says what"):
         tape_legend(drawing, not_run="rule not run", earlier=True)
+
+
+def test_tape_legend_keys_a_gradient_label_only_on_a_drawing_that_has_one():
+    from gradbook import draw_tape
+    from gradbook.tape_tools import tape_legend
+
+    a, b, t, r, L = simple_tape()
+    with quiet_trace():
+        dL_da, _ = grad(L, [a, b])
+    labelled = draw_tape(gradient_tape, gradients={"a": dL_da})
+    sample = f"a\ndL/da = {dL_da.name}: a's gradient is {dL_da.name}"
+    legend = tape_legend(labelled, gradient=sample)
+    assert f">dL/da = {dL_da.name}: a&#39;s gradient is {dL_da.name}</text>" in legend.svg
+    assert "(a value's node, with its gradient)" in legend.description
+    with pytest.raises(ValueError, match="labels no value with its gradient"):
+        tape_legend(draw_tape(gradient_tape), gradient=sample)
+    with pytest.raises(TypeError, match="gradient is a sample label"):
+        tape_legend(labelled, gradient=1)

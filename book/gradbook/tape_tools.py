@@ -285,7 +285,7 @@ def nodes_run_by(run, loss):
 SHORT_LABEL = 24  # characters of a legend label that can share its row
 
 
-def tape_legend(drawing, not_run=None, earlier=None, captured=None):
+def tape_legend(drawing, not_run=None, earlier=None, captured=None, gradient=None):
     """A key to a ``draw_tape`` drawing: one sample box per phase, in the drawing's own styles.
 
     ``drawing`` is what ``draw_tape`` returned. Each of its phases gets a box with that phase's
@@ -299,6 +299,9 @@ def tape_legend(drawing, not_run=None, earlier=None, captured=None):
     ``captured``, when the drawing was made with ``show_captured=True`` and shows a value a
     ``propagate`` keeps without declaring it, is what that red dashed style means there (e.g.
     "captured, not declared"); it adds one ellipse to the key.
+    ``gradient``, when the drawing labels values with their gradients
+    (``draw_tape(..., gradients=...)``), is a sample such a label, e.g. "x\\ndy/dx = v9: the
+    gradient of y with respect to x is the value v9"; it adds that ellipse to the key.
     """
     from .graphs import CAPTURED_STYLE, EARLIER_VALUE_STYLE, PHASE_STYLES, UNNEEDED_STYLE, Graph, _require_dot
 
@@ -336,6 +339,17 @@ def tape_legend(drawing, not_run=None, earlier=None, captured=None):
                 "tape_legend: the drawing shows no captured value (draw it with "
                 "show_captured=True); leave captured out."
             )
+    if gradient is not None:
+        if not isinstance(gradient, str):
+            raise TypeError(
+                "tape_legend: gradient is a sample label of a value and its gradient, "
+                f"as a str (e.g. 'x\\ndy/dx = v9: ...'), got {gradient!r}."
+            )
+        if not getattr(drawing, "gradients", None):
+            raise ValueError(
+                "tape_legend: the drawing labels no value with its gradient (draw it "
+                "with gradients=...); leave gradient out."
+            )
     _require_dot()
 
     import graphviz
@@ -359,6 +373,9 @@ def tape_legend(drawing, not_run=None, earlier=None, captured=None):
     if captured is not None:
         styles.append(("captured", captured, dict(CAPTURED_STYLE, shape="ellipse")))
         keys.append(f"{captured}: a red ellipse, dashed, joined by a red dashed line")
+    if gradient is not None:
+        styles.append(("gradient", gradient, {"shape": "ellipse"}))
+        keys.append(gradient.replace("\n", " ") + " (a value's node, with its gradient)")
     # At most two keys side by side, and a long label alone: a legend a phone's
     # width can show (two labels of SHORT_LABEL characters fit side by side).
     def short(style):
@@ -390,6 +407,7 @@ def tape_legend(drawing, not_run=None, earlier=None, captured=None):
                 "and from the entry to a value it writes")
     svg = legend.pipe(format="svg", encoding="utf-8")
     node_count = (
-        len(phase_styles) + greyed + (earlier is not None) + (captured is not None) + 3
+        len(phase_styles) + greyed + (earlier is not None) + (captured is not None)
+        + (gradient is not None) + 3
     )
     return Graph(svg, node_count, description="Key: " + "; ".join(keys) + ".")
