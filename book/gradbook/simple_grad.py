@@ -153,7 +153,7 @@ def operator_mul(
 def grad(
     L: Variable, desired_results: Sequence[Variable]
 ) -> List[Optional[Variable]]:
-    """dL/dX for each X in desired_results; None where no gradient reaches X"""
+    """dL/dX for each X in desired_results; None if no gradient reaches X."""
     # dL_d[name] is dL/d(name) so far; the walk starts from dL/dL = 1
     dL_d: Dict[str, Variable] = {L.name: Variable(torch.ones_like(L.value))}
     trace("d{} ------------------------", L.name)
