@@ -267,3 +267,25 @@ def test_a_rule_must_return_gradients_of_its_inputs_shapes(quiet):
     gradient_tape.append(TapeEntry([a.name], [r.name], lambda d: [d[0]]))
     (dL_da,) = grad(r.sum(), [a])
     assert dL_da.value.tolist() == [1.0, 1.0]
+
+
+def test_grad_gives_the_tape_its_own_entries_back(quiet):
+    """The checks run around each rule only while grad runs: afterwards, and after a
+    rule that raised, the tape holds the very entries the operators recorded."""
+    from gradbook.simple_grad import TapeEntry, gradient_tape
+
+    a = vector("a", 1.0, 2.0)
+    L = (a * a).sum(name="L")
+    recorded = list(gradient_tape)
+    (dL_da,) = grad(L, [a])
+    assert dL_da.value.tolist() == [2.0, 4.0]
+    assert all(x is y for x, y in zip(gradient_tape, recorded))
+    assert len(gradient_tape) > len(recorded)  # grad's own entries follow
+    r = Variable(a.value * 2.0)
+    wrong = TapeEntry([a.name], [r.name], lambda d: d[0])
+    gradient_tape.append(wrong)
+    before = list(gradient_tape)
+    with pytest.raises(TypeError, match=r"returned a Variable: return a list"):
+        grad(r.sum(), [a])
+    assert all(x is y for x, y in zip(gradient_tape, before))
+    assert gradient_tape[len(before) - 1] is wrong

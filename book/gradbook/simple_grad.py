@@ -56,9 +56,9 @@ def reset_tape():
 
 
 def _require_one_gradient_per_input(entry, dL_dinputs):
-    # grad's one guard rail inside its loop (the others come later): grad
-    # pairs an entry's inputs with its rule's gradients by zip, which would
-    # drop the unpaired ones without a word
+    # grad pairs an entry's inputs with its rule's gradients by zip, which
+    # would drop the unpaired ones without a word; the guard rails below run
+    # this after every rule grad calls
     rule = "the rule of {} = f({})".format(
         ", ".join(entry.outputs), ", ".join(entry.inputs)
     )
@@ -167,7 +167,6 @@ def grad(
         if all(g is None for g in dL_doutputs):
             continue  # zero in, zero out: no need to run propagate
         dL_dinputs = entry.propagate(dL_doutputs)
-        _require_one_gradient_per_input(entry, dL_dinputs)  # a guard rail
         # every use of a value contributes to its gradient; the contributions
         # add up
         for name, contribution in zip(entry.inputs, dL_dinputs):
@@ -477,13 +476,33 @@ def _checked_grad(grad):
         if not isinstance(desired_results, Variable):
             desired_results = list(desired_results)  # a generator is read once
         _require_loss_and_results(L, desired_results)
-        return grad(L, desired_results)
+        # while grad runs, every entry's rule checks its own result
+        entries = list(gradient_tape)
+        checked = [_checked_entry(entry) for entry in entries]
+        gradient_tape[: len(entries)] = checked
+        try:
+            return grad(L, desired_results)
+        finally:  # the tape gets its own entries back
+            for i, (entry, swapped) in enumerate(zip(entries, checked)):
+                if i < len(gradient_tape) and gradient_tape[i] is swapped:
+                    gradient_tape[i] = entry
 
     return checked_grad
 
 
+def _checked_entry(entry):
+    """entry, with its rule's result checked as soon as the rule returns."""
+
+    def propagate(dL_doutputs):
+        dL_dinputs = entry.propagate(dL_doutputs)
+        _require_one_gradient_per_input(entry, dL_dinputs)
+        return dL_dinputs
+
+    return entry._replace(propagate=propagate)
+
+
 Variable.__init__ = _checked_init(Variable.__init__)
-# grad looks _require_one_gradient_per_input up when it calls it
+# _checked_entry looks _require_one_gradient_per_input up when it calls it
 _require_one_gradient_per_input = _checked_rule_result(
     _require_one_gradient_per_input
 )
