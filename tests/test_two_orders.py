@@ -176,7 +176,7 @@ def test_mark_recorded_backward_fills_only_the_nodes_the_backward_made():
     (gradient,) = torch.autograd.grad(loss, x, create_graph=True)
     params = {"x": x}
     graph = draw_graph(gradient, params)
-    marked = mark_recorded_backward(graph, gradient, loss, params)
+    marked = mark_recorded_backward(graph, gradient, loss)
     # the loss's graph: two MulBackward0, SumBackward0 (not under the gradient), and
     # x's AccumulateGrad; everything else under the gradient the backward made
     forward = {id(loss.grad_fn)}

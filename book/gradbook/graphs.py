@@ -118,6 +118,7 @@ def draw_graph(
     svg = dot.pipe(format="svg", encoding="utf-8")
     graph = Graph(svg, node_count=len(names), description=describe(dot.body))
     graph.edges = _arrows(dot.body)
+    graph.node_names = names  # torchviz's id of a node -> its id in the SVG
     return graph
 
 

@@ -258,18 +258,14 @@ def _nodes_under(roots):
     return seen
 
 
-def mark_recorded_backward(graph, gradients, forward_output, params=None, fill=RECORDED_FILL):
-    """``graph``, drawn by ``draw_graph(gradients, params)``, with the backward nodes that a
+def mark_recorded_backward(graph, gradients, forward_output, fill=RECORDED_FILL):
+    """``graph``, drawn by ``draw_graph(gradients, ...)``, with the backward nodes that a
     recorded backward (``create_graph=True``) made filled in ``fill``: the nodes under
     ``gradients`` that are not in the graph of ``forward_output``, the value that backward
     started from. The copy's ``marked`` is how many nodes it filled; its description says so.
     ``forward_output`` must still be alive, so that its nodes are the ones the gradient reads.
     """
-    import warnings
-
-    import torchviz
-
-    from .graphs import Graph, _check_outputs, _check_params, _relabel
+    from .graphs import Graph, _check_outputs
 
     if getattr(forward_output, "grad_fn", None) is None:
         raise ValueError(
@@ -280,12 +276,7 @@ def mark_recorded_backward(graph, gradients, forward_output, params=None, fill=R
     roots = [t.grad_fn for t in (outputs if isinstance(outputs, tuple) else (outputs,))]
     forward = _nodes_under([forward_output.grad_fn])
     made = [key for key in _nodes_under(roots) if key not in forward]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        dot = torchviz.make_dot(outputs, params=_check_params(params))
-    names = {}
-    for line in dot.body:  # the same renaming as draw_graph's
-        _relabel(line, names)
+    names = getattr(graph, "node_names", {})  # draw_graph's renaming of torchviz's ids
     svg = graph.svg
     for key in made:
         name = names.get(str(key))
@@ -293,8 +284,8 @@ def mark_recorded_backward(graph, gradients, forward_output, params=None, fill=R
         svg, found = title.subn(rf'\g<1>{fill}"', svg)
         if name is None or found != 1:
             raise ValueError(
-                "mark_recorded_backward: graph was not drawn from these gradients and "
-                "params (draw_graph(gradients, params))."
+                "mark_recorded_backward: graph was not drawn from these gradients "
+                "(draw_graph(gradients, ...))."
             )
     if not made:
         raise ValueError(
