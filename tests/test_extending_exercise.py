@@ -1,0 +1,77 @@
+"""The exercise checker of Extending autograd fires on the mistakes it names.
+
+The chapter's code cells run in order (as a reader who has run the chapter has them), then
+the checker is fed wrong answers and must print the message written for each.
+"""
+import contextlib
+import io
+import linecache
+
+import nbformat
+import pytest
+import torch
+
+from conftest import BOOK
+
+CHAPTER = "extending_autograd.ipynb"
+
+
+@pytest.fixture(scope="module")
+def chapter():
+    notebook = nbformat.read(BOOK / CHAPTER, as_version=4)
+    namespace = {"display": lambda *args, **kwargs: None, "__name__": "chapter"}
+    for index, cell in enumerate(notebook.cells):
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type != "code" or {"raises-exception", "remove-cell"} & set(tags):
+            continue
+        source = "\n".join(
+            line for line in cell.source.splitlines() if not line.startswith("%")
+        )
+        filename = f"<{CHAPTER}: cell {index}>"  # for inspect.getsource
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(source, filename, "exec"), namespace)
+    assert "check_clip_with_mask" in namespace
+    return namespace
+
+
+def says(checker, answer):
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        checker(answer)
+    return " ".join(printed.getvalue().split())
+
+
+@pytest.mark.timeout(120)
+def test_check_clip_with_mask_names_each_mistake(chapter):
+    check = chapter["check_clip_with_mask"]
+    first = chapter["ClipWithMaskFirstAttempt"]
+
+    # the mistake the exercise is written for: the mask left unmarked
+    unmarked = says(check, first)
+    assert "ctx.mark_non_differentiable(mask)" in unmarked
+    assert "Right" not in unmarked
+
+    class MarksClipped(first):  # the mark on the wrong output
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.mark_non_differentiable(*output)
+            ctx.save_for_backward(output[1])
+
+    assert "mark the mask only" in says(check, MarksClipped)
+
+    class WrongSlope(chapter["ClipWithMask"]):  # slope 1 everywhere
+        @staticmethod
+        def backward(ctx, grad_clipped, grad_mask):
+            return grad_clipped
+
+    wrong_slope = says(check, WrongSlope)
+    assert "torch.clamp's" in wrong_slope and "mark_non" not in wrong_slope
+
+    class Combined(torch.autograd.Function):  # ctx in forward
+        @staticmethod
+        def forward(ctx, x):
+            return x.clamp(-1, 1), (x.abs() < 1).to(x.dtype)
+
+    assert "split style" in says(check, Combined)
+    assert says(check, chapter["ClipWithMask"]).startswith("Right")
