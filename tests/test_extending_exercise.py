@@ -3,43 +3,15 @@
 The chapter's code cells run in order (as a reader who has run the chapter has them), then
 the checker is fed wrong answers and must print the message written for each.
 """
-import contextlib
-import io
-import linecache
-
-import nbformat
 import pytest
 import torch
 
-from conftest import BOOK
-
-CHAPTER = "extending_autograd.ipynb"
+from fixtures import chapter_namespace, says
 
 
 @pytest.fixture(scope="module")
 def chapter():
-    notebook = nbformat.read(BOOK / CHAPTER, as_version=4)
-    namespace = {"display": lambda *args, **kwargs: None, "__name__": "chapter"}
-    for index, cell in enumerate(notebook.cells):
-        tags = cell.metadata.get("tags", [])
-        if cell.cell_type != "code" or {"raises-exception", "remove-cell"} & set(tags):
-            continue
-        source = "\n".join(
-            line for line in cell.source.splitlines() if not line.startswith("%")
-        )
-        filename = f"<{CHAPTER}: cell {index}>"  # for inspect.getsource
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(source, filename, "exec"), namespace)
-    assert "check_clip_with_mask" in namespace
-    return namespace
-
-
-def says(checker, answer):
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        checker(answer)
-    return " ".join(printed.getvalue().split())
+    return chapter_namespace("extending_autograd.ipynb", "check_clip_with_mask")
 
 
 @pytest.mark.timeout(120)
