@@ -104,6 +104,37 @@ def test_printed_lines_fit_the_code_column(path):
     )
 
 
+# A directive opened by a backtick fence whose title holds a backtick is not a directive:
+# CommonMark ends the info string there, and the page shows the raw ```{admonition} line.
+BROKEN_DIRECTIVE = re.compile(r"^\s*`{3,}\{[\w-]+\}[^\n]*`[^\n]*", re.MULTILINE)
+
+
+def unrendered_directives(notebook):
+    """(cell, line) of each directive fence the site would print as text."""
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "markdown":
+            for match in BROKEN_DIRECTIVE.finditer(cell.source):
+                yield index, match.group().strip()
+
+
+@pytest.mark.parametrize("path", sorted(book_notebooks()), ids=lambda p: p.name)
+def test_directive_titles_hold_no_backtick(path):
+    notebook = nbformat.read(path, as_version=4)
+    assert list(unrendered_directives(notebook)) == [], (
+        f"{path.name}: a title with `code` in a ``` fence renders as raw text; "
+        "write the title without backticks"
+    )
+
+
+def test_unrendered_directives_are_found():
+    cells = [
+        nbformat.v4.new_markdown_cell("```{admonition} In depth: plain words\n:class: dropdown"),
+        nbformat.v4.new_markdown_cell("Text.\n```{admonition} Why `b` is orange\n```"),
+    ]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    assert list(unrendered_directives(notebook)) == [(1, "```{admonition} Why `b` is orange")]
+
+
 def test_overlong_printed_lines_are_found():
     fits = nbformat.v4.new_code_cell(
         "", outputs=[nbformat.v4.new_output("stream", name="stdout", text="x" * 79 + "\n")]
