@@ -46,4 +46,28 @@ def test_check_clip_with_mask_names_each_mistake(chapter):
             return x.clamp(-1, 1), (x.abs() < 1).to(x.dtype)
 
     assert "split style" in says(check, Combined)
+
+    class BoolMask(chapter["ClipWithMask"]):  # torch.equal alone would pass it
+        @staticmethod
+        def forward(x):
+            return x.clamp(-1, 1), x.abs() < 1
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.mark_non_differentiable(output[1])
+            ctx.save_for_backward(output[1].to(inputs[0].dtype))
+
+    assert "in x's dtype" in says(check, BoolMask)
+
+    class MaskOnCtx(chapter["ClipWithMask"]):  # saved as an attribute of ctx
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.mark_non_differentiable(output[1])
+            ctx.inside = output[1]
+
+        @staticmethod
+        def backward(ctx, grad_clipped, grad_mask):
+            return grad_clipped * ctx.inside
+
+    assert "kept on ctx (inside)" in says(check, MaskOnCtx)
     assert says(check, chapter["ClipWithMask"]).startswith("Right")
