@@ -66,6 +66,24 @@ def test_check_square_names_each_mistake(tape_chapter):
     assert "Correct" in says(check, ns["operator_square"])
 
 
+@pytest.mark.timeout(60)
+def test_check_fit_names_each_mistake(tape_chapter):
+    ns = tape_chapter
+    check = ns["check_fit"]
+    x_data, y_data = ns["x_data"], ns["y_data"]
+
+    def plain_torch(w_value):  # right numbers, but no tape: not the exercise
+        w = w_value.clone().requires_grad_()
+        loss = ((torch.exp(w * x_data) - y_data) ** 2).sum()
+        return loss.detach(), torch.autograd.grad(loss, w)[0]
+
+    assert "Nothing was recorded on the tape" in says(check, plain_torch)
+    zeros = says(check, lambda w_value: (torch.tensor(0.0), torch.tensor(0.0)))
+    assert "The loss at w = 0 is 0.0000" in zeros
+    assert says(check, ns["neuron_loss"]).startswith("first gradient")
+    assert "Correct" in says(check, ns["neuron_loss"])
+
+
 @pytest.fixture(scope="module")
 def known_zeros_chapter():
     return chapter_namespace("simple_grad_2_known_zeros.ipynb", "check_two_outputs")
