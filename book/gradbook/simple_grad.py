@@ -55,26 +55,6 @@ def reset_tape():
     _next_index = 0
 
 
-def _require_one_gradient_per_input(entry, dL_dinputs):
-    # grad pairs an entry's inputs with its rule's gradients by zip, which
-    # would drop the unpaired ones without a word; the guard rails below run
-    # this after every rule grad calls
-    rule = "the rule of {} = f({})".format(
-        ", ".join(entry.outputs), ", ".join(entry.inputs)
-    )
-    if not isinstance(dL_dinputs, (list, tuple)):
-        raise TypeError(
-            f"{rule} returned a {type(dL_dinputs).__name__}: return a list "
-            "with one gradient per input."
-        )
-    if len(dL_dinputs) != len(entry.inputs):
-        raise ValueError(
-            f"{rule} returned {len(dL_dinputs)} gradients for "
-            f"{len(entry.inputs)} inputs: return one per input, in order "
-            "(None for an input that gets none)."
-        )
-
-
 class Variable:
     """A tensor with a name, so that the tape can refer to it."""
 
@@ -241,7 +221,29 @@ def operator_exp(x: Variable) -> Variable:
     return r
 
 
-# The guard rails: install_guard_rails rebinds Variable.__init__,
-# reset_tape, grad and the operator_* functions in this namespace to checked
-# versions (gradbook/simple_grad_guard_rails.py says why each check is there).
+# The guard rails. They run this check after every rule grad calls: grad
+# pairs an entry's inputs with its rule's gradients by zip, which would drop
+# the unpaired ones without a word.
+def _require_one_gradient_per_input(entry, dL_dinputs):
+    rule = "the rule of {} = f({})".format(
+        ", ".join(entry.outputs), ", ".join(entry.inputs)
+    )
+    if not isinstance(dL_dinputs, (list, tuple)):
+        raise TypeError(
+            f"{rule} returned a {type(dL_dinputs).__name__}: return a list "
+            "with one gradient per input."
+        )
+    if len(dL_dinputs) != len(entry.inputs):
+        raise ValueError(
+            f"{rule} returned {len(dL_dinputs)} gradients for "
+            f"{len(entry.inputs)} inputs: return one per input, in order "
+            "(None for an input that gets none)."
+        )
+
+
+# install_guard_rails rebinds Variable.__init__, reset_tape, grad and the
+# operator_* functions in this namespace to checked versions
+# (gradbook/simple_grad_guard_rails.py says why each check is there).
+# a * b still reaches the checked version: Variable.__mul__ looks the name
+# operator_mul up when it is called, and so do the other methods.
 install_guard_rails(globals())
