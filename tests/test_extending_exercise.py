@@ -70,4 +70,12 @@ def test_check_clip_with_mask_names_each_mistake(chapter):
             return grad_clipped * ctx.inside
 
     assert "kept on ctx (inside)" in says(check, MaskOnCtx)
+
+    class ClosedMask(chapter["ClipWithMask"]):  # [-1, 1], not (-1, 1)
+        @staticmethod
+        def forward(x):
+            return x.clamp(-1, 1), (x.abs() <= 1).to(x.dtype)
+
+    closed = says(check, ClosedMask)
+    assert "the interval is open" in closed and "Right" not in closed
     assert says(check, chapter["ClipWithMask"]).startswith("Right")
