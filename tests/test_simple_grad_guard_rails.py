@@ -82,3 +82,19 @@ def test_a_namespace_that_is_not_an_engine_is_refused():
         install_guard_rails(simple_grad)
     with pytest.raises(ValueError, match="the namespace has no Variable, gradient_tape"):
         install_guard_rails({"grad": None})
+
+
+def test_a_plain_value_is_refused_with_both_remedies():
+    # wrapping is right for an input of the program and wrong for a value a
+    # backward rule computed (it would cut the second derivative): the
+    # message must tell the two apart
+    simple_grad.reset_tape()
+    ones = torch.ones(2, dtype=torch.float64)
+    x = simple_grad.Variable.constant(ones, "plain_value_test")
+    with pytest.raises(TypeError) as refused:
+        x * ones
+    message = str(refused.value)
+    assert "operator * got a Tensor where a Variable was expected" in message
+    assert "An input of the program: wrap it with Variable.constant" in message
+    assert "compute it with Variable operations" in message
+    simple_grad.reset_tape()

@@ -59,9 +59,11 @@ def _require_variables(where, *values, claim_names=True):
         if not isinstance(value, Variable):
             raise TypeError(
                 f"{where} got a {type(value).__name__} where a Variable was "
-                "expected (a plain "
-                "value is invisible to the tape): wrap it with "
-                "Variable.constant(...) first."
+                "expected (a plain value is invisible to the tape). An input "
+                "of the program: wrap it with Variable.constant(...). A value "
+                "computed from Variables, in a backward rule say: compute it "
+                "with Variable operations, since a wrapped copy would be a "
+                "constant to any later gradient."
             )
         if not hasattr(value, "serial"):  # made before these checks existed
             raise _not_on_tape(where, value.name)
