@@ -84,7 +84,7 @@ def test_a_namespace_that_is_not_an_engine_is_refused():
         install_guard_rails({"grad": None})
 
 
-def test_a_plain_value_is_refused_with_both_remedies():
+def test_a_plain_value_or_a_none_is_refused_with_its_remedy():
     # wrapping is right for an input of the program and wrong for a value a
     # backward rule computed (it would cut the second derivative): the
     # message must tell the two apart
@@ -97,4 +97,7 @@ def test_a_plain_value_is_refused_with_both_remedies():
     assert "operator * got a Tensor where a Variable was expected" in message
     assert "An input of the program: wrap it with Variable.constant" in message
     assert "compute it with Variable operations" in message
+    simple_grad.reset_tape()
+    with pytest.raises(TypeError, match="a known zero arrives as None; test for None"):
+        x * None
     simple_grad.reset_tape()

@@ -56,14 +56,20 @@ def _require_new_name(name):
 
 def _require_variables(where, *values, claim_names=True):
     for value in values:
+        if value is None:  # most often a gradient that is a known zero
+            raise TypeError(
+                f"{where} got a NoneType where a Variable was expected: a "
+                "gradient that is a known zero arrives as None; test for None "
+                "before computing with it."
+            )
         if not isinstance(value, Variable):
             raise TypeError(
                 f"{where} got a {type(value).__name__} where a Variable was "
                 "expected (a plain value is invisible to the tape). An input "
                 "of the program: wrap it with Variable.constant(...). A value "
                 "computed from Variables, in a backward rule say: compute it "
-                "with Variable operations, since a wrapped copy would be a "
-                "constant to any later gradient."
+                "with Variable operations, since a wrapped copy is a new leaf: "
+                "no gradient would flow through it to the values it came from."
             )
         if not hasattr(value, "serial"):  # made before these checks existed
             raise _not_on_tape(where, value.name)
