@@ -31,9 +31,8 @@ def fx_code(graph_module):
 
 
 def trace(function, *values, partition=default_partition):
-    """Run function once through AOTAutograd: (compiled, graphs)."""
-    # run function once through AOTAutograd; keep its joint, forward and
-    # backward graphs
+    """Run function once through AOTAutograd and keep its joint, forward and
+    backward graphs: (compiled, graphs)."""
     graphs = {}
 
     def keep(kind):
@@ -66,7 +65,6 @@ def trace(function, *values, partition=default_partition):
 
 def saved(graphs):
     """(name, bytes) of each tensor the forward graph hands to the backward."""
-    # (name, bytes) of each tensor the forward graph hands to the backward
     return [
         (node.name, node.meta["val"].numel() * node.meta["val"].element_size())
         for node in graphs["backward"].graph.find_nodes(op="placeholder")
