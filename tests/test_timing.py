@@ -28,7 +28,7 @@ def sanitize(text):
     return run_elsewhere.sanitize(text, SANITIZERS)
 
 
-@pytest.mark.parametrize("seconds", [3.2e-6, 0.0123, 1.5, 1234.0])
+@pytest.mark.parametrize("seconds", [4.24e-8, 3.2e-6, 0.0123, 1.5, 1234.0])
 def test_every_duration_is_rewritten(seconds):
     assert sanitize(f"fused: {format_time(seconds)}") == "fused: ~(measured) ms"
     assert "e" not in format_time(seconds)  # no scientific notation
@@ -37,6 +37,11 @@ def test_every_duration_is_rewritten(seconds):
 def test_long_durations_are_whole_milliseconds():
     assert format_time(4.3) == "~4300 ms"
     assert format_time(0.0123) == "~12.3 ms"
+
+
+def test_short_durations_keep_three_digits_without_exponent():
+    assert format_time(4.24e-8) == "~0.0000424 ms"
+    assert format_time(3.2e-6) == "~0.0032 ms"
 
 
 @pytest.mark.parametrize("ratio", [0.5, 1.84, 12.0])

@@ -17,6 +17,7 @@ the wall time: on a quiet machine the two are equal, and a CPU/wall share below
 The share cannot see a process on another core that slows this one through shared memory
 bandwidth or clock frequency: one run's IQR is not the spread between runs.
 """
+import decimal
 import gc
 import math
 import statistics
@@ -45,7 +46,8 @@ def format_time(seconds):
     milliseconds = seconds * 1e3
     if milliseconds >= 100:
         return f"~{milliseconds:.0f} ms"
-    return f"~{milliseconds:.3g} ms"
+    # three significant digits; Decimal's "f" writes 4.24e-05 as 0.0000424
+    return f"~{decimal.Decimal(f'{milliseconds:.3g}'):f} ms"
 
 
 def format_ratio(ratio):
