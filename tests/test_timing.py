@@ -44,6 +44,11 @@ def test_short_durations_keep_three_digits_without_exponent():
     assert format_time(3.2e-6) == "~0.0032 ms"
 
 
+def test_large_ratios_are_written_without_exponent():
+    assert format_ratio(22600.4) == "~22600x"
+    assert format_ratio(1.844) == "~1.84x"
+
+
 @pytest.mark.parametrize("ratio", [0.5, 1.84, 12.0])
 def test_every_ratio_is_rewritten(ratio):
     assert sanitize(f"slower by {format_ratio(ratio)}") == "slower by ~(measured)x"

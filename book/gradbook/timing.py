@@ -46,13 +46,18 @@ def format_time(seconds):
     milliseconds = seconds * 1e3
     if milliseconds >= 100:
         return f"~{milliseconds:.0f} ms"
-    # three significant digits; Decimal's "f" writes 4.24e-05 as 0.0000424
-    return f"~{decimal.Decimal(f'{milliseconds:.3g}'):f} ms"
+    return f"~{_three_digits(milliseconds)} ms"
+
+
+def _three_digits(number):
+    """Three significant digits, never in scientific notation: 4.24e-05 is written 0.0000424
+    and 2.26e+04 is written 22600 (Decimal's "f" format)."""
+    return f"{decimal.Decimal(f'{number:.3g}'):f}"
 
 
 def format_ratio(ratio):
-    """A measured speed ratio for the page, e.g. '~1.84x'."""
-    return f"~{ratio:.3g}x"
+    """A measured speed ratio for the page, e.g. '~1.84x' or '~22600x' (no exponent)."""
+    return f"~{_three_digits(ratio)}x"
 
 
 NO_DIFFERENCE = "~no measurable difference"
