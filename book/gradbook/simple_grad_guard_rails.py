@@ -1,9 +1,10 @@
 """Simple Grad's guard rails: checks that stop a mistake with a message saying how to fix it.
 
-Chapter 1 (book/simple_grad_1_tape.ipynb) builds the engine without them, so that its core reads
-in one sitting; its last `# @save` cell calls ``install_guard_rails(globals())``, and its section
-"Mistakes the engine catches" shows them at work. Each check says what was wrong and how to fix
-it, then gets out of the way.
+Chapter 1 (book/simple_grad_1_tape.ipynb) builds and runs the engine without them, so that its
+core reads in one sitting; its last `# @save` cell, near its end, calls
+``install_guard_rails(globals())``, and its section "What the helper module adds: mistakes the
+engine catches" shows them at work. Each check says what was wrong and how to fix it, then gets
+out of the way.
 
 The functions below are written as if they were part of the engine: they read the engine's names
 (Variable, gradient_tape, ...) and its bookkeeping (_tape_epoch, ...) as globals.
