@@ -11,7 +11,10 @@ import torch
 from gradbook import simple_grad, simple_grad_guard_rails as guard_rails
 from gradbook.simple_grad_guard_rails import install_guard_rails
 
-BOOKKEEPING = {"_tape_epoch", "_names_given", "_serials", "_serial_named", "_shape_named"}
+BOOKKEEPING = {
+    "_tape_epoch", "_names_given", "_serials", "_serial_named", "_shape_named",
+    "_rule_of_tensor",
+}
 
 
 def globals_read(code):
@@ -100,4 +103,27 @@ def test_a_plain_value_or_a_none_is_refused_with_its_remedy():
     simple_grad.reset_tape()
     with pytest.raises(TypeError, match="a known zero arrives as None; test for None"):
         x * None
+    simple_grad.reset_tape()
+
+
+def test_a_tensor_a_rule_returned_is_refused_naming_that_rule():
+    # a rule that returns a plain tensor: where that tensor meets another
+    # gradient, the advice for an input ("wrap it") would point the wrong
+    # way, so the message names the rule and says what it must return
+    simple_grad.reset_tape()
+    with simple_grad.quiet_trace():
+        a = simple_grad.Variable.constant(torch.tensor([1.0, 2.0]), "rule_test_a")
+        r = simple_grad.Variable(a.value * 2)
+        simple_grad.gradient_tape.append(
+            simple_grad.TapeEntry([a.name], [r.name], lambda d: [d[0].value * 2])
+        )
+        loss = (r + a * a).sum()
+        for_a_rule = f"returned by the rule of {r.name} = f(rule_test_a)"
+        with pytest.raises(TypeError) as refused:
+            simple_grad.grad(loss, [a])
+    message = str(refused.value)
+    assert for_a_rule in message
+    assert "return Variables, computed with Variable operations" in message
+    assert "wrap it with Variable.constant" not in message
+    assert simple_grad._rule_of_tensor == {}  # forgotten once grad is done
     simple_grad.reset_tape()

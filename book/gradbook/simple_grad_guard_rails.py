@@ -63,6 +63,14 @@ def _require_variables(where, *values, claim_names=True):
                 "gradient that is a known zero arrives as None; test for None "
                 "before computing with it."
             )
+        returned_by = _rule_of_tensor.get(id(value), (None, None))
+        if returned_by[0] is value:  # a rule's gradient: not the caller's
+            raise TypeError(
+                f"{where} got a {type(value).__name__} returned by "
+                f"{returned_by[1]}, where a Variable was expected: a rule must "
+                "return Variables, computed with Variable operations, so that "
+                "its gradients are on the tape and can be differentiated again."
+            )
         if not isinstance(value, Variable):
             raise TypeError(
                 f"{where} got a {type(value).__name__} where a Variable was "
@@ -256,6 +264,7 @@ def _checked_grad(grad):
         try:
             return grad(L, desired_results)
         finally:  # the tape gets its own entries back
+            _rule_of_tensor.clear()
             for i, (entry, swapped) in enumerate(zip(entries, checked)):
                 if i < len(gradient_tape) and gradient_tape[i] is swapped:
                     gradient_tape[i] = entry
@@ -269,6 +278,12 @@ def _checked_entry(entry):
     def propagate(dL_doutputs):
         dL_dinputs = entry.propagate(dL_doutputs)
         _require_one_gradient_per_input(entry, dL_dinputs)
+        for gradient in dL_dinputs:  # so that a refusal can name this rule
+            if isinstance(gradient, torch.Tensor):
+                rule = "the rule of {} = f({})".format(
+                    ", ".join(entry.outputs), ", ".join(entry.inputs)
+                )
+                _rule_of_tensor[id(gradient)] = (gradient, rule)
         return dL_dinputs
 
     return entry._replace(propagate=propagate)
@@ -370,6 +385,9 @@ def install_guard_rails(engine):
     # name -> shape of that value: the tape keeps names only, and a gradient
     # must have the shape of its input
     engine["_shape_named"] = {}
+    # id -> (tensor, rule) for a plain tensor a rule returned while grad runs,
+    # so that where it meets a Variable the refusal names that rule
+    engine["_rule_of_tensor"] = {}
     for function in _INSTALLED:
         engine[function.__name__] = _in_namespace(function, engine)
     _in_namespace(_put_around_the_engine, engine)()
