@@ -72,3 +72,30 @@ def test_trace_keeps_three_graphs_and_saved_counts_bytes():
     ]
     x, y = (v.clone().requires_grad_() for v in (a, b))
     torch.testing.assert_close(compiled(x, y), _simple(a, b))
+
+
+def test_kernel_bytes_counts_one_more_vector_written_when_t_is_saved():
+    import pytest
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.partitioners import default_partition
+    from torch._inductor.compile_fx import compile_fx_inner
+    from torch._inductor.utils import run_and_get_code
+
+    saving_t = aot_autograd(fw_compiler=compile_fx_inner,
+                            bw_compiler=compile_fx_inner,
+                            partition_fn=default_partition)
+    moved = {}
+    for name, backend in (("recompute t", "inductor"), ("save t", saving_t)):
+        torch._dynamo.reset()
+        a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+        b = torch.tensor([4.0, 5.0, 6.0], dtype=torch.float64, requires_grad=True)
+        compiled = torch.compile(_simple, backend=backend)
+        _, codes = run_and_get_code(
+            lambda: torch.autograd.grad(compiled(a, b), [a, b]))
+        moved[name] = [aot_graphs.kernel_bytes(code, 8) for code in codes]
+    assert moved["recompute t"] == [(48, 8), (56, 48)]
+    assert moved["save t"] == [(48, 32), (56, 48)]
+    with pytest.raises(ValueError, match="def call"):
+        aot_graphs.kernel_bytes("print(1)", 8)
+    with pytest.raises(ValueError, match="element_size"):
+        aot_graphs.kernel_bytes(codes[0], 0)

@@ -8,6 +8,8 @@ tests/test_aot_graphs.py checks that these definitions stay the ones that chapte
 - trace(function, *values, partition=...): run function once through AOTAutograd and keep
   its joint, forward and backward graphs; returns (compiled function, graphs).
 - saved(graphs): (name, bytes) of each tensor the forward graph hands to the backward.
+- kernel_bytes(code, element_size): (read, written) bytes of the one kernel Inductor's code
+  calls, counted from shapes (not on the page: its table is).
 """
 import copy
 import re
@@ -70,3 +72,44 @@ def saved(graphs):
         for node in graphs["backward"].graph.find_nodes(op="placeholder")
         if not node.name.startswith("tangents")
     ]
+
+
+def kernel_bytes(code, element_size):
+    """(bytes read, bytes written) by the one C++ kernel that Inductor's generated ``code``
+    calls (a module from ``torch._inductor.utils.run_and_get_code``), counted from the shapes
+    in its ``call`` function: an argument the kernel declares ``const`` is read, any other is
+    written. A count from shapes, a model of memory traffic: nothing is measured.
+    ``element_size`` is the bytes of one element (8 for float64). Used by What a compiler
+    sees' *Why recompute* section."""
+    if not isinstance(code, str) or "def call(" not in code:
+        raise ValueError(
+            "kernel_bytes: expected the source of a module Inductor generated, with a "
+            "'def call(' function; pass one of the codes that "
+            "torch._inductor.utils.run_and_get_code returns."
+        )
+    if not isinstance(element_size, int) or element_size <= 0:
+        raise ValueError(f"kernel_bytes: element_size must be a positive int (8 for float64), "
+                         f"got {element_size!r}.")
+    import ast
+
+    call = code[code.index("def call(") :]
+    call = call[: call.index("\n\n")] if "\n\n" in call else call
+    sizes = re.search(r"assert_size_stride_grouped\(\((.*?)\), (\(.*?\)), \(\(", call)
+    arguments = re.findall(r"cpp_fused_\w+\((.*?)\)", call)
+    signatures = re.findall(r"void\s+kernel\((.*?)\)", code, re.DOTALL)
+    if sizes is None or len(arguments) != 1 or len(signatures) != 1:
+        raise ValueError(
+            "kernel_bytes: expected a call function that checks its inputs' sizes and "
+            f"calls exactly one cpp_fused kernel; found {len(arguments)} kernel calls and "
+            f"{len(signatures)} kernel signatures. It reads Inductor's C++ backend on CPU "
+            "(torch 2.14.1); split a program that makes several kernels."
+        )
+    names, shapes = sizes.groups()
+    numel = {n.strip(): torch.Size(s).numel()
+             for n, s in zip(names.split(","), ast.literal_eval(shapes))}
+    for buf, shape in re.findall(r"(buf\d+) = empty_strided_cpu\((.*?\)),", call):
+        numel[buf] = torch.Size(ast.literal_eval(shape)).numel()
+    moved = [0, 0]
+    for name, kind in zip(arguments[0].split(", "), signatures[0].split(",")):
+        moved["const" not in kind] += numel[name] * element_size
+    return tuple(moved)
