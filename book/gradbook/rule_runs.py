@@ -3,13 +3,13 @@
 Gradients of gradients asks of its second ``grad`` call: how often did the
 rule of each entry already on the tape run, and which rule wrote each entry
 the call appends? The answer needs every ``propagate`` wrapped for the
-duration of the call; the wrapping lives here so that the chapter shows the
+duration of the call; this module does it with tape_tools' helpers, so that the chapter shows the
 table, not the plumbing.
 """
 
 from collections import Counter
 
-from .tape_tools import rules_that_recorded
+from .tape_tools import PropagateCalls, rules_that_recorded
 
 
 def counting_rules(tape, run):
@@ -33,20 +33,12 @@ def counting_rules(tape, run):
             "counting_rules: pass a function to run, e.g. "
             "lambda: grad(L1, [a, b]), not its result."
         )
-    runs = Counter()
-
-    def counting(position, rule):  # the same rule, counting its runs
-        def propagate(dL_doutputs):
-            runs[position] += 1
-            return rule(dL_doutputs)
-
-        return propagate
-
+    calls = PropagateCalls()  # counts each rule's runs, under one label
     unwrapped = list(tape)
-    tape[:] = [entry._replace(propagate=counting(i, entry.propagate))
-               for i, entry in enumerate(unwrapped)]
     try:
-        result, recorded_by = rules_that_recorded(tape, run)
+        with calls.counting(tape, "run"):
+            result, recorded_by = rules_that_recorded(tape, run)
     finally:
-        tape[:len(unwrapped)] = unwrapped
+        tape[:len(unwrapped)] = unwrapped  # PropagateCalls leaves its wrappers
+    runs = Counter({i: calls[i, "run"] for i in range(len(unwrapped))})
     return result, runs, recorded_by
