@@ -3,8 +3,8 @@
 Gradients of gradients asks of its second ``grad`` call: how often did the
 rule of each entry already on the tape run, and which rule wrote each entry
 the call appends? The answer needs every ``propagate`` wrapped for the
-duration of the call; this module does it with tape_tools' helpers, so that the chapter shows the
-table, not the plumbing.
+duration of the call; this module does it with tape_tools' helpers, so that
+the chapter shows the table, not the plumbing.
 """
 
 from collections import Counter
