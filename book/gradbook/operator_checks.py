@@ -16,7 +16,6 @@ import re
 import textwrap
 import warnings
 
-import numpy as np
 import torch
 from torch.autograd import gradcheck, gradgradcheck
 
@@ -36,12 +35,6 @@ ADVICE = [  # (the check that failed, or "any"; words of its message, advice)
     ("any", "expected to be zero",
      "the backward records nothing: under no_grad, detached, or NumPy?"),
 ]
-
-
-def numpy_op(function, *tensors):
-    """Apply a NumPy function to tensors, hidden from autograd (the chapter's helper)."""
-    arrays = [tensor.detach().numpy() for tensor in tensors]
-    return torch.from_numpy(np.asarray(function(*arrays)))
 
 
 def advice(check, message):
