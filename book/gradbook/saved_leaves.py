@@ -1,0 +1,36 @@
+"""One convention for a leaf that a custom Function saved: light blue, orange border.
+
+torchviz fills every saved tensor orange, a leaf included; the book's drawings keep a
+leaf light blue and mark that it was saved with a thick dark-orange border.
+"""
+
+from gradbook.graphs import Graph
+
+ORANGE_FILL = '<polygon fill="orange" stroke="black"'
+OUTLINED = '<polygon fill="lightblue" stroke="darkorange" stroke-width="4"'
+
+
+def outline_saved_leaves(graph, count):
+    """Redraw the ``count`` saved leaves of ``graph`` (from ``draw_graph``) as outlined.
+
+    ``count`` is how many orange-filled nodes the drawing holds, all of them saved leaves;
+    a different number raises, since an orange intermediate would then turn light blue.
+    Returns the same Graph, changed in place.
+    """
+    if not isinstance(graph, Graph):
+        raise TypeError(
+            f"outline_saved_leaves expects a Graph from draw_graph, got "
+            f"{type(graph).__name__}: pass the drawing, not the tensor"
+        )
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ValueError(
+            f"count must be the number of saved leaves, an int >= 0; got {count!r}"
+        )
+    found = graph.svg.count(ORANGE_FILL)
+    if found != count:
+        raise ValueError(
+            f"the drawing has {found} orange nodes, not {count}: pass the number "
+            "of saved leaves, and draw only graphs whose orange nodes are all leaves"
+        )
+    graph.svg = graph.svg.replace(ORANGE_FILL, OUTLINED)
+    return graph
