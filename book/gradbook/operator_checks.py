@@ -166,8 +166,9 @@ def _is_autograd_excluded():
 
 
 def _autograd_excluded():
-    # The Autograd kernel passes a call on to the kernels below it with
-    # autograd's keys in the thread's exclude set: the kernel sees them there.
+    # custom_op's Autograd kernel passes a call on to the kernels below it
+    # under a guard (_AutoDispatchBelowAutograd) that puts autograd's keys in
+    # the thread's exclude set: the kernel sees them there.
     seen = []
 
     def kernel(x: torch.Tensor) -> torch.Tensor:
