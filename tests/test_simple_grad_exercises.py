@@ -513,7 +513,7 @@ def test_check_backward_pass_names_each_mistake(compiler_chapter):
     assert "Correct" in says(check, backward_pass)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(240)  # runs the chapter and three checkers; ~100 s alone
 def test_compiled_backwards_checkers_name_their_mistakes():
     ns = chapter_namespace("compiled_backwards.ipynb", "check_dispatcher")
     aten = ns["aten"]
@@ -530,15 +530,23 @@ def test_compiled_backwards_checkers_name_their_mistakes():
     assert "multiplications by 1.0 are left" in says(check_peephole, lambda g: g)
     assert "The gradients changed" in says(check_peephole, drop_every_constant_factor)
 
-    def drop_without_recompile(graph_module):
-        # the right edit of the graph, but the code that runs is not regenerated
+    def drop_every_multiply_by_one(graph_module, recompile):
+        # the graph edit without the solution's dtype check; an integer
+        # tensor times 1.0 then loses its multiplication and stays an integer
         for node in list(graph_module.graph.nodes):
             if node.target is aten.mul.Tensor and node.args[1] == 1.0:
                 node.replace_all_uses_with(node.args[0])
                 graph_module.graph.erase_node(node)
+        if recompile:
+            graph_module.recompile()
         return graph_module
 
-    assert "call graph_module.recompile()" in says(check_peephole, drop_without_recompile)
+    # the code that runs is not regenerated
+    said = says(check_peephole, lambda g: drop_every_multiply_by_one(g, False))
+    assert "call graph_module.recompile()" in said, said
+    said = says(check_peephole, lambda g: drop_every_multiply_by_one(g, True))
+    assert "came out torch.int64" in said, said
+    assert "keep a multiplication that changes the dtype" in said
     assert "Correct" in says(check_peephole, ns["drop_multiply_by_one"])
     check_dispatcher = ns["check_dispatcher"]
 
