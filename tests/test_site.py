@@ -421,6 +421,22 @@ def test_code_fits_its_column_without_a_scroll_bar(seen, page):
     assert too_wide == [], "\n".join(too_wide)
 
 
+# The first row of every two-column markdown table whose box scrolls sideways. Such a table
+# is prose (a map, a key); on a phone book/_static/narrow-tables.css stacks its rows.
+TWO_COLUMN_TABLES_THAT_SCROLL = """() => [...document.querySelectorAll('.pst-scrollable-table-container')]
+    .filter(box => box.querySelector(':scope > table') && !box.querySelector('tr > :nth-child(3)'))
+    .filter(box => box.scrollWidth > box.clientWidth + 1)
+    .map(box => box.querySelector('tr').textContent.replace(/\\s+/g, ' ').trim())"""
+
+
+@pytest.mark.parametrize("width", ["phone"])
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_two_column_tables_fit_a_phone_without_scrolling(seen, page, width):
+    """On a phone a two-column table shows both columns: no sideways scroll hides the second."""
+    scrolling = seen.page.evaluate(TWO_COLUMN_TABLES_THAT_SCROLL)
+    assert scrolling == [], f"{page}: two-column tables that scroll at {width} width: {scrolling}"
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("color_mode", ["light", "dark"])
 @pytest.mark.parametrize("page", PAGES_WITH_GRAPHS)
