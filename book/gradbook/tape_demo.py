@@ -1,0 +1,101 @@
+"""Demonstrations for the tape chapter that run on a second copy of the engine.
+
+The chapter ``simple_grad_1_tape`` defines Simple Grad in its own namespace.
+These helpers run the same engine, as exported to ``gradbook.simple_grad``,
+on that module's own tape: a chapter's tape, and the values it keeps, are
+left untouched. Each helper resets the module's tape before and after.
+"""
+
+import gc
+import weakref
+
+import torch
+
+from gradbook import simple_grad as sg
+from gradbook.tape_tools import bytes_kept, bytes_kept_by_tape, captured_by
+
+
+def product_counts(sizes=(4, 16, 64)):
+    """For each n in ``sizes``: (n, forward entries, backward entries,
+    gradients returned) of one ``grad`` of ``(x0 * x1 * ... * x(n-1)).sum()``
+    with respect to all n inputs, each a float64 vector of 3 elements.
+    """
+    sizes = tuple(sizes)
+    if not sizes or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 2
+        for n in sizes
+    ):
+        raise ValueError(
+            f"product_counts: sizes must be integers >= 2, got {sizes!r}: "
+            "a product needs two inputs, e.g. product_counts((4, 16))."
+        )
+    rows = []
+    with sg.quiet_trace():
+        for n in sizes:
+            sg.reset_tape()
+            xs = [
+                sg.Variable.constant(
+                    torch.full((3,), 1.0 + i / n, dtype=torch.float64),
+                    name=f"x{i}",
+                )
+                for i in range(n)
+            ]
+            product = xs[0]
+            for x in xs[1:]:
+                product = product * x
+            loss = product.sum()
+            forward = len(sg.gradient_tape)
+            gradients = sg.grad(loss, xs)
+            returned = sum(g is not None for g in gradients)
+            rows.append((n, forward, len(sg.gradient_tape) - forward,
+                         returned))
+        sg.reset_tape()
+    return rows
+
+
+def tape_memory():
+    """What the tape of ``L0 = ((a + b) * b).sum()`` keeps after its grad.
+
+    Returns a dict: ``entries``, one (index, names of the Variables the
+    entry's rule keeps, bytes of their storage) per entry; ``total`` and
+    ``beyond_inputs``, the bytes the whole tape keeps (each storage once) and
+    those not held by the leaves; ``seed_view``, (strides, bytes) of the
+    expanded seed ``v3``; ``t_alive_after_del`` and ``t_alive_after_reset``,
+    whether the tensor of ``t = a + b`` lives on after the program drops
+    its name, and after ``reset_tape()``.
+    """
+    with sg.quiet_trace():
+        sg.reset_tape()
+        a = sg.Variable.constant(
+            torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), name="a"
+        )
+        b = sg.Variable.constant(
+            torch.tensor([4.0, 5.0, 6.0], dtype=torch.float64), name="b"
+        )
+        t = a + b
+        loss = (t * b).sum(name="L0")
+        sg.grad(loss, [a, b])
+    entries, by_name = [], {}
+    for index, entry in enumerate(sg.gradient_tape):
+        kept = [v for v in captured_by(entry).values()
+                if isinstance(v, sg.Variable)]
+        by_name |= {v.name: v for v in kept}
+        entries.append((index, [v.name for v in kept], bytes_kept(kept)))
+    seed = by_name["v3"]
+    seed_view = (seed.value.stride(), bytes_kept([seed]))
+    total, beyond_inputs = bytes_kept_by_tape(sg.gradient_tape)
+    del by_name, kept, seed, entry
+    t_tensor = weakref.ref(t.value)
+    del t  # the program's name is gone; the entries still keep v0
+    gc.collect()
+    alive_after_del = t_tensor() is not None
+    sg.reset_tape()
+    gc.collect()
+    return {
+        "entries": entries,
+        "total": total,
+        "beyond_inputs": beyond_inputs,
+        "seed_view": seed_view,
+        "t_alive_after_del": alive_after_del,
+        "t_alive_after_reset": t_tensor() is not None,
+    }

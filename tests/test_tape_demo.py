@@ -1,0 +1,35 @@
+"""gradbook.tape_demo: the tape chapter's demonstrations on a second engine."""
+
+import pytest
+
+from gradbook import simple_grad as sg
+from gradbook.tape_demo import product_counts, tape_memory
+
+
+def test_product_counts_are_n_forward_and_2n_minus_1_backward():
+    for n, forward, backward, gradients in product_counts((2, 5, 9)):
+        assert (forward, backward, gradients) == (n, 2 * n - 1, n)
+
+
+@pytest.mark.parametrize("sizes", [(), (1,), (3, 0), (2.0,), (True,)])
+def test_product_counts_refuses_bad_sizes(sizes):
+    with pytest.raises(ValueError, match="integers >= 2"):
+        product_counts(sizes)
+
+
+def test_tape_memory_matches_the_chapter():
+    memory = tape_memory()
+    assert [kept for _, _, kept in memory["entries"]] == [
+        0, 48, 0, 0, 32, 32, 0
+    ]
+    assert memory["entries"][1][1] == ["v0", "b"]
+    assert memory["seed_view"] == ((0,), 8)
+    assert (memory["total"], memory["beyond_inputs"]) == (56, 32)
+    assert memory["t_alive_after_del"] and not memory["t_alive_after_reset"]
+
+
+def test_helpers_leave_the_module_tape_empty():
+    product_counts((3,))
+    assert sg.gradient_tape == []
+    tape_memory()
+    assert sg.gradient_tape == []
