@@ -1,0 +1,55 @@
+import pytest
+
+from gradbook.second_order_demo import draw_tape_phases
+
+
+def test_draws_one_square_per_entry_and_outlines_the_marked():
+    first, second = [object() for _ in range(3)], [object() for _ in range(5)]
+    figure = draw_tape_phases(
+        [("forward", first), ("grad", second)], marked=second[:2]
+    )
+    squares = figure.axes[0].patches
+    assert len(squares) == 8
+    outlined = [s for s in squares if s.get_linewidth() > 0]
+    assert len(outlined) == 2
+
+
+def test_refuses_marked_entries_outside_the_phases():
+    with pytest.raises(ValueError, match="in no phase"):
+        draw_tape_phases([("forward", [object()])], marked=[object()])
+
+
+def test_refuses_too_many_phases():
+    with pytest.raises(ValueError, match="1 to 4 phases"):
+        draw_tape_phases([(str(i), []) for i in range(5)])
+
+
+def test_meter_counts_held_bytes_until_the_backward_frees_them():
+    import torch
+
+    from gradbook.second_order_demo import held_while
+
+    x = torch.randn(100, dtype=torch.float64, requires_grad=True)
+    meter, loss = held_while(lambda: (x * x).sum())
+    # mul saves x twice, one storage: counted once, 800 bytes
+    assert meter.held_bytes() == 800
+    loss.backward()
+    assert meter.held_bytes() == 0
+
+
+def test_meter_names_an_unknown_phase():
+    import torch
+
+    from gradbook.second_order_demo import held_while
+
+    x = torch.randn(3, requires_grad=True)
+    meter, _ = held_while(lambda: (x * x).sum())
+    with pytest.raises(ValueError, match="no storage was saved in phase"):
+        meter.held_bytes("forward")
+
+
+def test_held_while_wants_a_function():
+    from gradbook.second_order_demo import held_while
+
+    with pytest.raises(TypeError, match="function of no arguments"):
+        held_while(3)
