@@ -48,3 +48,48 @@ def test_differentiable_twice():
 def test_bad_arguments_say_what_to_do(y, eps, words):
     with pytest.raises(ValueError, match=words):
         centred_statistics_by_norm(y, eps)
+
+
+def test_rebuild_main_page_runs_the_chapter_up_to_a_label():
+    from gradbook.fused_demo import rebuild_main_page
+
+    namespace = {}
+    run = rebuild_main_page(namespace, "fused-recommended")
+    assert run >= 3
+    assert "BatchNorm2d" in namespace and "Conv2d" in namespace
+    assert "BatchNormOfConvolutionTwice" not in namespace  # defined after
+
+
+def test_rebuild_main_page_explains_bad_arguments(tmp_path):
+    from gradbook.fused_demo import rebuild_main_page
+
+    with pytest.raises(ValueError, match="label"):
+        rebuild_main_page({}, "no-such-label")
+    with pytest.raises(TypeError, match="globals"):
+        rebuild_main_page([], "fused-recommended")
+    with pytest.raises(FileNotFoundError, match="download"):
+        rebuild_main_page({}, "fused-recommended", path=tmp_path / "x.ipynb")
+
+
+def test_rebuild_main_page_drops_only_expected_errors(tmp_path):
+    import json
+
+    from gradbook.fused_demo import rebuild_main_page
+
+    def page(tags):
+        cells = [
+            {"cell_type": "code", "metadata": {}, "source": "raise SystemExit"},
+            {"cell_type": "code", "metadata": {"tags": tags},
+             "source": "%xmode Minimal\nseen = 1\n1 / 0"},
+            {"cell_type": "code", "metadata": {}, "source": "after = seen + 1"},
+            {"cell_type": "markdown", "metadata": {}, "source": "(end)=\n## End"},
+        ]
+        path = tmp_path / f"page{len(tags)}.ipynb"
+        path.write_text(json.dumps({"cells": cells}))
+        return path
+
+    namespace = {}
+    assert rebuild_main_page(namespace, "end", path=page(["raises-exception"])) == 2
+    assert namespace["after"] == 2
+    with pytest.raises(ZeroDivisionError):
+        rebuild_main_page({}, "end", path=page([]))

@@ -43,3 +43,85 @@ def centred_statistics_by_norm(y, eps):
     mean = y.mean(dim=CHANNEL_DIMS, keepdim=True)
     squares = torch.linalg.vector_norm(y - mean, dim=CHANNEL_DIMS, keepdim=True) ** 2
     return mean, torch.rsqrt(squares / count + eps)
+
+
+MAIN_PAGE = "fused_conv_bn.ipynb"
+
+
+def _main_page_path(path):
+    """The chapter's notebook: the path given, else the working directory's
+    copy (a page runs from book/), else the one next to this package."""
+    from pathlib import Path
+
+    if path is not None:
+        candidates = [Path(path)]
+    else:
+        candidates = [Path.cwd() / MAIN_PAGE,
+                      Path(__file__).resolve().parent.parent / MAIN_PAGE]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(
+        "rebuild_main_page: found no " + " or ".join(map(str, candidates))
+        + f"; download book/{MAIN_PAGE} from the book's repository into the "
+        "working directory, or pass its path as path=."
+    )
+
+
+def rebuild_main_page(namespace, until_label, path=None):
+    """Run the code cells of the fused conv + BN chapter, in order, into
+    ``namespace`` (pass ``globals()``), up to the markdown cell that holds the
+    label ``(until_label)=``, so that a continuation page has the chapter's
+    layers, stems, meter and inputs exactly as the chapter left them.
+
+    Skipped: the first cell (the install cell) and IPython's ``%`` lines.
+    A cell tagged ``raises-exception`` runs, and its error is dropped, as the
+    page's own run does. What the cells print and draw is discarded. Returns
+    the number of code cells run."""
+    import contextlib
+    import io
+    import json
+
+    if not isinstance(namespace, dict):
+        raise TypeError(
+            "rebuild_main_page: namespace must be a dict; pass globals(), "
+            f"not {type(namespace).__name__}."
+        )
+    if not isinstance(until_label, str) or not until_label:
+        raise ValueError(
+            "rebuild_main_page: until_label must be a label of the chapter, "
+            f"such as 'fused-causes', got {until_label!r}."
+        )
+    cells = json.loads(_main_page_path(path).read_text())["cells"]
+    marker = f"({until_label})="
+    stop = next(
+        (i for i, cell in enumerate(cells) if cell["cell_type"] == "markdown"
+         and any(line.strip() == marker
+                 for line in "".join(cell["source"]).splitlines())),
+        None,
+    )
+    if stop is None:
+        raise ValueError(
+            f"rebuild_main_page: no markdown cell of {MAIN_PAGE} holds the "
+            f"label {marker}; pass one of the chapter's labels."
+        )
+    code = [cell for cell in cells[:stop] if cell["cell_type"] == "code"][1:]
+    namespace.setdefault("__name__", "__main__")
+    run = 0
+    for cell in code:
+        expected = "raises-exception" in cell.get("metadata", {}).get("tags", [])
+        source = "\n".join(
+            line for line in "".join(cell["source"]).splitlines()
+            if not line.lstrip().startswith("%")
+        )
+        with contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            try:
+                exec(compile(source, f"<{MAIN_PAGE}>", "exec"), namespace)
+            except Exception:
+                if not expected:
+                    raise
+        run += 1
+        if "plt" in namespace:
+            namespace["plt"].close("all")
+    return run
