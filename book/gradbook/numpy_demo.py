@@ -1,8 +1,8 @@
 """NumPy inside autograd Functions, for the double backward chapters.
 
 ``numpy_op`` runs a NumPy function on tensors: autograd does not see the
-computation, which is the point of the chapters ``double_backward`` and
-``numpy_under_torch_func``.
+computation, which is the point of the chapter ``double_backward``
+(``numpy_under_torch_func`` and ``custom_operators`` define their own copy).
 """
 
 import numpy as np
