@@ -93,3 +93,28 @@ def test_rebuild_main_page_drops_only_expected_errors(tmp_path):
     assert namespace["after"] == 2
     with pytest.raises(ZeroDivisionError):
         rebuild_main_page({}, "end", path=page([]))
+
+
+def test_rebuild_main_page_shows_no_drawing(tmp_path, monkeypatch):
+    import json
+
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from gradbook.fused_demo import rebuild_main_page
+
+    matplotlib.use("Agg")
+    shown = []
+    monkeypatch.setattr(plt, "show", lambda *a, **k: shown.append(1))
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": "pass"},
+        {"cell_type": "code", "metadata": {},
+         "source": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()"},
+        {"cell_type": "markdown", "metadata": {}, "source": "(end)=\n## End"},
+    ]
+    path = tmp_path / "page.ipynb"
+    path.write_text(json.dumps({"cells": cells}))
+    rebuild_main_page({}, "end", path=path)
+    assert shown == [] and plt.get_fignums() == []
+    plt.show()
+    assert shown == [1]  # restored afterwards

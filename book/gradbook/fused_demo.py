@@ -68,6 +68,10 @@ def _main_page_path(path):
     )
 
 
+def _discard(*args, **kwargs):
+    """Stands in for pyplot.show while the chapter's cells run."""
+
+
 def rebuild_main_page(namespace, until_label, path=None):
     """Run the code cells of the fused conv + BN chapter, in order, into
     ``namespace`` (pass ``globals()``), up to the markdown cell that holds the
@@ -81,6 +85,7 @@ def rebuild_main_page(namespace, until_label, path=None):
     import contextlib
     import io
     import json
+    import sys
 
     if not isinstance(namespace, dict):
         raise TypeError(
@@ -114,14 +119,23 @@ def rebuild_main_page(namespace, until_label, path=None):
             line for line in "".join(cell["source"]).splitlines()
             if not line.lstrip().startswith("%")
         )
-        with contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(io.StringIO()):
-            try:
+        # pyplot's show would display a drawing at once: silenced per cell
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        show = pyplot.show if pyplot is not None else None
+        if pyplot is not None:
+            pyplot.show = _discard
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
                 exec(compile(source, f"<{MAIN_PAGE}>", "exec"), namespace)
-            except Exception:
-                if not expected:
-                    raise
+        except Exception:
+            if not expected:
+                raise
+        finally:
+            if pyplot is not None:
+                pyplot.show = show
+            pyplot = sys.modules.get("matplotlib.pyplot")
+            if pyplot is not None:
+                pyplot.close("all")
         run += 1
-        if "plt" in namespace:
-            namespace["plt"].close("all")
     return run
