@@ -118,3 +118,23 @@ def test_rebuild_main_page_shows_no_drawing(tmp_path, monkeypatch):
     assert shown == [] and plt.get_fignums() == []
     plt.show()
     assert shown == [1]  # restored afterwards
+
+
+
+def test_second_derivative_nan_on_a_constant_channel_as_documented():
+    # the docstring's caveat: a zero norm has a NaN second derivative, where
+    # var_mean's stays finite; the first derivative is finite for both
+    y = torch.randn(2, 3, 3, 3, dtype=torch.float64)
+    y[:, 1] = 0.5
+    results = []
+    for statistics in (centred_statistics_by_norm, reference):
+        leaf = y.clone().requires_grad_()
+        _, inv_std = statistics(leaf, 1e-5)
+        (first,) = torch.autograd.grad(inv_std.sum(), leaf, create_graph=True)
+        (second,) = torch.autograd.grad((first * first).sum(), leaf)
+        results.append((first, second))
+    (first, second), (first_ref, second_ref) = results
+    torch.testing.assert_close(first, first_ref)
+    assert torch.isnan(second[:, 1]).all()
+    assert torch.isfinite(second_ref).all()
+    torch.testing.assert_close(second[:, [0, 2]], second_ref[:, [0, 2]])

@@ -16,7 +16,12 @@ CHANNEL_DIMS = (0, 2, 3)
 def centred_statistics_by_norm(y, eps):
     """Per-channel mean and 1/sqrt(biased variance + eps) of y, each shaped
     (1, C, 1, 1): the mean, then the squared norm of y - mean over batch
-    and pixels, divided by their count."""
+    and pixels, divided by their count.
+
+    Differentiable twice except where a channel is constant: there the
+    norm is zero, and its second derivative is NaN (torch.var_mean's stays
+    finite). Use torch.var_mean where a channel may be constant (a dead
+    ReLU channel, say)."""
     if not isinstance(y, torch.Tensor) or y.dim() != 4:
         raise ValueError(
             "centred_statistics_by_norm: y must be a 4-D tensor (N, C, H, W), "
