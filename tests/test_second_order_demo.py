@@ -53,3 +53,31 @@ def test_held_while_wants_a_function():
 
     with pytest.raises(TypeError, match="function of no arguments"):
         held_while(3)
+
+
+def test_meter_counts_each_phase_apart():
+    import torch
+
+    from gradbook.second_order_demo import HeldSavedTensors
+
+    x = torch.randn(100, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(50, dtype=torch.float64, requires_grad=True)
+    meter = HeldSavedTensors()
+    with torch.autograd.graph.saved_tensors_hooks(meter.pack, meter.unpack):
+        meter.phase = "first"
+        first = (x * x).sum()  # saves x: 800 bytes
+        meter.phase = "second"
+        second = (y * y).sum()  # saves y: 400 bytes
+    assert meter.held_bytes("first") == 800
+    assert meter.held_bytes("second") == 400
+    assert meter.held_bytes() == 1200
+    first.backward()
+    assert meter.held_bytes("first") == 0
+    assert meter.held_bytes("second") == 400
+    del second
+
+
+def test_refuses_a_row_of_no_squares():
+    with pytest.raises(ValueError, match="per_row must be at least 1"):
+        draw_tape_phases([("forward", [object()])], per_row=0)
+
