@@ -138,3 +138,20 @@ def test_second_derivative_nan_on_a_constant_channel_as_documented():
     assert torch.isnan(second[:, 1]).all()
     assert torch.isfinite(second_ref).all()
     torch.testing.assert_close(second[:, [0, 2]], second_ref[:, [0, 2]])
+
+
+@pytest.mark.parametrize("first_line", ["%%time", "!pip list"])
+def test_rebuild_main_page_refuses_what_python_cannot_run(tmp_path, first_line):
+    import json
+
+    from gradbook.fused_demo import rebuild_main_page
+
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": "# install cell"},
+        {"cell_type": "code", "metadata": {}, "source": f"{first_line}\nx = 1"},
+        {"cell_type": "markdown", "metadata": {}, "source": "(end)=\n## End"},
+    ]
+    path = tmp_path / "page.ipynb"
+    path.write_text(json.dumps({"cells": cells}))
+    with pytest.raises(ValueError, match="cell magic or a shell command"):
+        rebuild_main_page({}, "end", path=path)

@@ -120,8 +120,15 @@ def rebuild_main_page(namespace, until_label, path=None):
     run = 0
     for cell in code:
         expected = "raises-exception" in cell.get("metadata", {}).get("tags", [])
+        text = "".join(cell["source"])
+        if text.lstrip().startswith(("%%", "!")):
+            raise ValueError(
+                f"rebuild_main_page: a code cell of {MAIN_PAGE} is a cell magic "
+                "or a shell command, which plain Python cannot run; write it "
+                "as Python (only single-line % magics are skipped)."
+            )
         source = "\n".join(
-            line for line in "".join(cell["source"]).splitlines()
+            line for line in text.splitlines()
             if not line.lstrip().startswith("%")
         )
         # pyplot's show would display a drawing at once: silenced per cell
