@@ -10,8 +10,9 @@ def bytes_written(graph_module, *inputs):
     """Bytes of the new storages that running graph_module on inputs makes.
 
     Every tensor a node of the graph returns (a call_function, a
-    call_method or a call_module) is counted once per storage; views of an input or of an earlier result (an expand, say)
-    share its storage and add nothing. None stands for an undefined input.
+    call_method or a call_module) is counted once per storage; views of an
+    input or of an earlier result (an expand, say) share its storage and add
+    nothing. None stands for an undefined input.
     """
     if not isinstance(graph_module, torch.fx.GraphModule):
         raise TypeError(
