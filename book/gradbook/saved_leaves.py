@@ -1,9 +1,8 @@
 """One convention for a leaf that a custom Function saved: light blue, orange border.
 
-torchviz fills every saved tensor orange, a leaf included; the drawings that call this
-helper keep a leaf light blue and mark that it was saved with a thick dark-orange border.
-Drawings that do not call it (What composes' once_differentiable drawing) keep torchviz's
-orange fill, and their prose says so.
+torchviz fills every saved tensor orange, a leaf included; this helper (called by Extending,
+Pitfalls and the once_differentiable page) keeps a leaf light blue and marks that it was
+saved with a thick dark-orange border.
 """
 
 from gradbook.graphs import Graph
