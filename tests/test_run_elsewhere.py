@@ -75,8 +75,17 @@ def test_compare_counts_failures_differences_and_new_stderr():
 
 def test_sanitizers_are_the_suites_rewrites():
     sanitizers = run_elsewhere.load_sanitizers(ROOT / "tests" / "sanitize.cfg")
-    assert len(sanitizers) == 6
+    assert len(sanitizers) == 7
     assert run_elsewhere.sanitize("~1.84x and ~20.20 MiB", sanitizers) == "~(measured)x and ~(measured) MiB"
+
+
+def test_the_cache_line_reads_the_same_on_machines_with_different_caches():
+    sanitizers = run_elsewhere.load_sanitizers(ROOT / "tests" / "sanitize.cfg")
+    small = "this machine's last-level cache: 33,554,432 bytes; it is smaller than the step's three vectors\nnext\n"
+    large = "this machine's last-level cache: 272,629,760 bytes; it holds the step's three vectors\nnext\n"
+    assert run_elsewhere.sanitize(small, sanitizers) == run_elsewhere.sanitize(large, sanitizers)
+    # only that line's tail: the line after it is still compared
+    assert run_elsewhere.sanitize(small, sanitizers).endswith("(this machine's)\nnext\n")
 
 
 def test_a_measured_figure_s_width_does_not_change_a_padded_table():
