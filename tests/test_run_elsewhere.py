@@ -81,8 +81,8 @@ def test_sanitizers_are_the_suites_rewrites():
 
 def test_the_cache_line_reads_the_same_on_machines_with_different_caches():
     sanitizers = run_elsewhere.load_sanitizers(ROOT / "tests" / "sanitize.cfg")
-    small = "this machine's last-level cache: 33,554,432 bytes; it is smaller than the step's three vectors\nnext\n"
-    large = "this machine's last-level cache: 272,629,760 bytes; it holds the step's three vectors\nnext\n"
+    small = "this machine's last-level cache: 32 MiB; the 3 vectors fit at 1 million only\nnext\n"
+    large = "this machine's last-level cache: 260 MiB; the 3 vectors fit at both sizes\nnext\n"
     assert run_elsewhere.sanitize(small, sanitizers) == run_elsewhere.sanitize(large, sanitizers)
     # only that line's tail: the line after it is still compared
     assert run_elsewhere.sanitize(small, sanitizers).endswith("(this machine's)\nnext\n")
