@@ -3,7 +3,7 @@
 import pytest
 
 from gradbook import simple_grad as sg
-from gradbook.tape_demo import product_counts, tape_memory
+from gradbook.tape_demo import product_counts, tape_memory, walk_states
 
 
 def test_product_counts_are_n_forward_and_2n_minus_1_backward():
@@ -32,4 +32,20 @@ def test_helpers_leave_the_module_tape_empty():
     product_counts((3,))
     assert sg.gradient_tape == []
     tape_memory()
+    assert sg.gradient_tape == []
+
+
+def test_walk_states_follow_the_trace_of_L0():
+    # by hand from the tape of L0 = ((a + b) * b).sum(): the seed v2 and the
+    # expanded seed v3 (entry 2), then v4 = v3 * b for v0 and v5 = v3 * v0
+    # for b (entry 1), then + hands v4 to a and adds it to b's v5 (entry 0)
+    rows = walk_states()
+    assert [(index, entry) for index, entry, _ in rows] == [
+        (2, "v1 -> L0"), (1, "v0, b -> v1"), (0, "a, b -> v0")
+    ]
+    assert rows[0][2] == {"L0": "v2", "v1": "v3"}
+    assert rows[1][2] == {"L0": "v2", "v1": "v3", "v0": "v4", "b": "v5"}
+    assert rows[2][2] == {
+        "L0": "v2", "v1": "v3", "v0": "v4", "b": "v6 = v5 + v4", "a": "v4"
+    }
     assert sg.gradient_tape == []

@@ -99,3 +99,59 @@ def tape_memory():
         "t_alive_after_del": alive_after_del,
         "t_alive_after_reset": t_tensor() is not None,
     }
+
+
+def walk_states():
+    """The walk of ``grad`` over the tape of ``L0 = ((a + b) * b).sum()``,
+    entry by entry, with the names the chapter's trace prints.
+
+    Returns a list of (entry index, the entry as ``inputs -> outputs``, what
+    the walk's ``dL_d`` holds once that entry's contributions are added: a
+    dict from value name to the name of its gradient so far). A value read
+    twice shows its sum as ``first + second``; the last row names the sum too
+    (``v6 = v5 + v4``), as grad's trace does.
+    """
+    visits = []  # (index, entry, seed name or None, names returned)
+
+    def watched(index, entry):
+        def propagate(dL_doutputs):
+            dL_dinputs = entry.propagate(dL_doutputs)
+            seed = dL_doutputs[0].name if not visits else None
+            returned = [None if g is None else g.name for g in dL_dinputs]
+            visits.append((index, entry, seed, returned))
+            return dL_dinputs
+
+        return entry._replace(propagate=propagate)
+
+    with sg.quiet_trace():
+        sg.reset_tape()
+        a = sg.Variable.constant(
+            torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), name="a"
+        )
+        b = sg.Variable.constant(
+            torch.tensor([4.0, 5.0, 6.0], dtype=torch.float64), name="b"
+        )
+        t = a + b
+        r = t * b
+        loss = r.sum(name="L0")
+        forward = list(sg.gradient_tape)
+        sg.gradient_tape[:] = [watched(i, e) for i, e in enumerate(forward)]
+        results = [loss, r, t, a, b]
+        final = dict(zip((x.name for x in results),
+                         (g.name for g in sg.grad(loss, results))))
+        sg.reset_tape()
+    rows, held = [], {}
+    for index, entry, seed, returned in visits:
+        if seed is not None:
+            held[entry.outputs[0]] = seed
+        for name, gradient in zip(entry.inputs, returned):
+            if gradient is not None:
+                held[name] = (f"{held[name]} + {gradient}" if name in held
+                              else gradient)
+        arrow = f"{', '.join(entry.inputs)} -> {', '.join(entry.outputs)}"
+        rows.append((index, arrow, dict(held)))
+    last = rows[-1][2]
+    for name, gradient in last.items():
+        if "+" in gradient:
+            last[name] = f"{final[name]} = {gradient}"
+    return rows
