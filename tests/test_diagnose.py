@@ -164,6 +164,46 @@ def test_a_tensor_kept_on_ctx_is_named():
     assert problem.startswith("tensors that change with the inputs kept on ctx as attributes (kept)")
 
 
+class ExpCachedInList(torch.autograd.Function):
+    """exp(x), its derivative kept in a list on ctx: hidden from the attribute scan's first level."""
+
+    @staticmethod
+    def forward(x):
+        return torch.exp(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.cache = [torch.exp(inputs[0])]  # computed with grad off: no history
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * ctx.cache[0]
+
+
+class ExpInputInDict(ExpCachedInList):
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.parts = {"input": inputs[0], "scale": 2}
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * torch.exp(ctx.parts["input"])
+
+
+def test_a_tensor_in_a_list_on_ctx_is_named_and_said_to_lack_history():
+    problems = find_problems(ExpCachedInList, torch.exp, leaf(3))
+    kept = [p for p in problems if "kept on ctx" in p]
+    assert kept and kept[0].startswith(
+        "tensors that change with the inputs kept on ctx as attributes (cache[0])")
+    assert "cache[0] has no history" in kept[0]
+
+
+def test_a_tensor_in_a_dict_on_ctx_is_named():
+    (problem,) = find_problems(ExpInputInDict, torch.exp, leaf(3))
+    assert "kept on ctx as attributes (parts['input'])" in problem
+    assert "no history" not in problem  # an input requires grad: it has history
+
+
 def test_a_missing_gradient_is_explained():
     (problem,) = find_problems(TooFewGradients, torch.mul, leaf(3), leaf(3))
     assert "one gradient per forward input" in problem

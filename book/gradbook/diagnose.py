@@ -39,7 +39,8 @@ def _find_problems(function_class, reference, *arguments):
     number, say) are passed as they are to both functions. The checks run in order: both methods
     are static, an in-place forward marks its input dirty, forward agrees with ``reference``,
     ``gradcheck``, then ``gradgradcheck``. A failing step stops the later ones, since their
-    verdicts would only repeat it. Tensors kept on ctx as attributes, a backward that writes into
+    verdicts would only repeat it. Tensors kept on ctx as attributes (or in a list, tuple or dict
+    there), a backward that writes into
     its grad_output, an output that is a view of an input, a backward that fails on a strided
     (transposed) incoming gradient and a gradient in another dtype than its input's are
     reported along the way.
@@ -244,12 +245,12 @@ def _state_problems(function, inputs):
     if kept:
         # An input, or an output once apply has returned, requires grad: it has history. An
         # intermediate computed in forward (which runs without grad) has none.
-        untraced = [name for name in kept if not getattr(output.grad_fn, name).requires_grad]
+        untraced = [name for name, tensor in kept.items() if not tensor.requires_grad]
         reasons = "they escape the in-place check and saved-tensor hooks"
         if untraced:
             verb = "has" if len(untraced) == 1 else "have"
             reasons += f", and {', '.join(untraced)} {verb} no history for a second backward"
-        if any(getattr(output.grad_fn, name) is output for name in kept):
+        if any(tensor is output for tensor in kept.values()):
             reasons += ("; an output kept there also makes a reference cycle (ctx holds it, "
                         "it holds ctx)")
         problems.append(
@@ -310,26 +311,43 @@ def _strided_gradient_problem(function, inputs, output):
     return None
 
 
-def _kept_on_ctx(function, inputs, node):
-    """Names of the tensors on ``node`` (the ctx) that change when the inputs do.
+def _tensors_on(node):
+    """The tensors on ``node`` (the ctx) by name, including those one level inside a list,
+    tuple or dict attribute (``cache[0]``, ``parts['scale']``): a container hides a tensor
+    from the in-place check and the hooks just as an attribute does."""
+    found = {}
+    for name, value in vars(node).items():
+        if isinstance(value, torch.Tensor):
+            found[name] = value
+        elif isinstance(value, (list, tuple)):
+            found.update((f"{name}[{i}]", item) for i, item in enumerate(value)
+                         if isinstance(item, torch.Tensor))
+        elif isinstance(value, dict):
+            found.update((f"{name}[{key!r}]", item) for key, item in value.items()
+                         if isinstance(item, torch.Tensor))
+    return found
 
-    A tensor attribute that comes out the same for shifted inputs is a constant: it has no
-    history to lose, so it is not reported."""
-    kept = {name: value for name, value in vars(node).items() if isinstance(value, torch.Tensor)}
+
+def _kept_on_ctx(function, inputs, node):
+    """The tensors on ``node`` (the ctx), by name, that change when the inputs do.
+
+    A tensor that comes out the same for shifted inputs is a constant: it has no history to
+    lose, so it is not reported."""
+    kept = _tensors_on(node)
     if not kept:
-        return []
+        return {}
     try:
         shifted = function(*((x.detach() * 1.1 + 0.1).requires_grad_() for x in inputs))
         if isinstance(shifted, (tuple, list)):
             shifted = next(o for o in shifted if isinstance(o, torch.Tensor))
-        again = vars(shifted.grad_fn) if shifted.grad_fn is not None else {}
+        again = _tensors_on(shifted.grad_fn) if shifted.grad_fn is not None else {}
     except Exception:
         again = {}
-    return sorted(
-        name for name, value in kept.items()
+    return {
+        name: value for name, value in sorted(kept.items())
         if not (isinstance(again.get(name), torch.Tensor) and again[name].shape == value.shape
                 and torch.equal(again[name], value))
-    )
+    }
 
 
 def _check_problem(check, function, inputs):
