@@ -364,9 +364,10 @@ def draw_tape(
             values[name] = f"value{len(values)}"
             label = f"{names[name]} = {name}" if name in names else name
             if name in gradients:
-                label += f"\nd{loss}/d{name} = {gradients[name]}"
+                gradient = f"d{loss}/d{name} = {gradients[name]}"
                 if " " in gradients[name]:  # numbers, not a name: a line of their own
-                    label = label.replace(" = ", " =\n", 1)
+                    gradient = gradient.replace(" = ", " =\n", 1)
+                label += "\n" + gradient
             labels[name] = label.replace("\n", " ")
             attributes = {"label": label, "shape": "ellipse"}
             if name in written_by_unneeded:
