@@ -88,6 +88,14 @@ def test_the_cache_line_reads_the_same_on_machines_with_different_caches():
     assert run_elsewhere.sanitize(small, sanitizers).endswith("(this machine's)\nnext\n")
 
 
+def test_the_cpu_lines_read_the_same_on_machines_with_different_cpus():
+    sanitizers = run_elsewhere.load_sanitizers(ROOT / "tests" / "sanitize.cfg")
+    xeon = "  this machine's CPU: Intel(R) Xeon(R) Processor\n  this machine's kernels: AVX512; its BLAS: mkl\n"
+    epyc = "  this machine's CPU: AMD EPYC 7763\n  this machine's kernels: AVX2; its BLAS: openblas\n"
+    assert run_elsewhere.sanitize(xeon, sanitizers) == run_elsewhere.sanitize(epyc, sanitizers)
+    assert run_elsewhere.sanitize(xeon, sanitizers).startswith("  this machine's CPU: (this machine's)\n")
+
+
 def test_a_measured_figure_s_width_does_not_change_a_padded_table():
     sanitizers = run_elsewhere.load_sanitizers(ROOT / "tests" / "sanitize.cfg")
     stored = "  jvp of grad    174   ~10.2x           12.0\n    modules  16.22  ~20.20 MiB  ~9.87 MiB\n"
