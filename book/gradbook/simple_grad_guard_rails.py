@@ -2,8 +2,8 @@
 
 Chapter 1 (book/simple_grad_1_tape.ipynb) builds and runs the engine without them, so that its
 core reads in one sitting; its last `# @save` cell, near its end, calls
-``install_guard_rails(globals())``, and its section "What the helper module adds: mistakes the
-engine catches" shows them at work. Each check says what was wrong and how to fix it, then gets
+``install_guard_rails(globals())``, and the page that follows it
+(book/simple_grad_guard_rails.ipynb, "The tape's guard rails") shows them at work. Each check says what was wrong and how to fix it, then gets
 out of the way.
 
 The functions below are written as if they were part of the engine: they read the engine's names
