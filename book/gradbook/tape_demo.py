@@ -53,6 +53,19 @@ def product_counts(sizes=(4, 16, 64)):
     return rows
 
 
+def _chapter_leaves():
+    """The chapter's leaves ``a`` and ``b`` (float64, named), on a tape
+    just reset."""
+    sg.reset_tape()
+    a = sg.Variable.constant(
+        torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), name="a"
+    )
+    b = sg.Variable.constant(
+        torch.tensor([4.0, 5.0, 6.0], dtype=torch.float64), name="b"
+    )
+    return a, b
+
+
 def tape_memory():
     """What the tape of ``L0 = ((a + b) * b).sum()`` keeps after its grad.
 
@@ -65,13 +78,7 @@ def tape_memory():
     its name, and after ``reset_tape()``.
     """
     with sg.quiet_trace():
-        sg.reset_tape()
-        a = sg.Variable.constant(
-            torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), name="a"
-        )
-        b = sg.Variable.constant(
-            torch.tensor([4.0, 5.0, 6.0], dtype=torch.float64), name="b"
-        )
+        a, b = _chapter_leaves()
         t = a + b
         loss = (t * b).sum(name="L0")
         sg.grad(loss, [a, b])
@@ -124,13 +131,7 @@ def walk_states():
         return entry._replace(propagate=propagate)
 
     with sg.quiet_trace():
-        sg.reset_tape()
-        a = sg.Variable.constant(
-            torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), name="a"
-        )
-        b = sg.Variable.constant(
-            torch.tensor([4.0, 5.0, 6.0], dtype=torch.float64), name="b"
-        )
+        a, b = _chapter_leaves()
         t = a + b
         r = t * b
         loss = r.sum(name="L0")
