@@ -593,6 +593,24 @@ def test_compiled_backwards_checkers_name_their_mistakes():
     assert "was built again" in says(check_dispatcher, keeping_first)
     assert "Correct" in says(check_dispatcher, ns["make_dispatcher"])
 
+    def binding_specialise_early(backward, build=ns["specialise"]):
+        # a right solution that takes specialise as a default argument, bound
+        # when the solution is defined: its builds must be counted too
+        names = [n.name for n in backward.graph.find_nodes(op="placeholder")]
+        cache = {}
+
+        def run(*inputs):
+            pattern = frozenset(name for name, x in zip(names, inputs) if x is None)
+            if pattern not in cache:
+                cache[pattern] = build(backward, pattern)
+            return cache[pattern](*inputs)
+
+        run.cache = cache
+        return run
+
+    said = says(check_dispatcher, binding_specialise_early)
+    assert "Correct" in said, said
+
 
 @pytest.mark.timeout(120)
 def test_specialise_drops_a_known_zero_only_from_a_plain_addition():
