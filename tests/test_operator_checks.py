@@ -1,4 +1,5 @@
-"""check_operator fires on each of eight broken sinh operators, and names the fix;
+"""check_operator fires on each of eight broken sinh operators (and on a setup_context
+with other parameter names), and names the fix;
 dispatch_facts reads what the Custom operators chapter's dispatch drawing states."""
 import numpy as np
 import pytest
@@ -98,6 +99,25 @@ def test_check_operator_names_a_missing_fake_and_backward(capsys):
     check_operator(bare)
     assert "register_fake" in check_operator.found["opcheck"]
     assert "register_autograd" in check_operator.found["gradcheck"]
+
+
+def test_check_operator_names_setup_context_parameters(capsys):
+    # the mistake the chapter warns about: other parameter names. The compile
+    # error says "when making fake tensor call" though the fake is there, so
+    # the advice must come from the error behind it, not suggest a fake.
+    def renamed_setup(ctx, i, o):
+        ctx.save_for_backward(*i)
+
+    op = operator("sinh_renamed_setup")
+    op.register_autograd(cosh_backward, setup_context=renamed_setup)
+    check_operator(op)
+    found = check_operator.found
+    assert set(found) == {"opcheck", "gradcheck", "gradgradcheck", "compile"}
+    for hint in found.values():
+        assert "ctx, inputs, output" in hint and "register_fake" not in hint
+    printed = " ".join(capsys.readouterr().out.split())  # unwrapped
+    assert "caused by: " in printed
+    assert "renamed_setup() got an unexpected keyword argument" in printed
 
 
 def test_check_operator_refuses_what_is_not_an_operator():

@@ -19,11 +19,17 @@ import warnings
 import torch
 from torch.autograd import gradcheck, gradgradcheck
 
+_SETUP_CONTEXT_NAMES = (
+    "name setup_context's parameters ctx, inputs, output: PyTorch passes "
+    "them by keyword"
+)
 ADVICE = [  # (the check that failed, or "any"; words of its message, advice)
+    ("any", "unexpected keyword argument 'ctx'", _SETUP_CONTEXT_NAMES),
+    ("any", "unexpected keyword argument 'inputs'", _SETUP_CONTEXT_NAMES),
+    ("any", "unexpected keyword argument 'output'", _SETUP_CONTEXT_NAMES),
     ("any", "no fake impl", "add a fake implementation with register_fake"),
     ("any", "mismatched tensor metadata",
      "derive the fake's result from the inputs: torch.empty_like(x)"),
-    ("any", "fake tensor", "add a fake implementation with register_fake"),
     ("any", "no autograd formula",
      "register a backward with register_autograd"),
     ("any", "tensor subclasses",
@@ -37,13 +43,39 @@ ADVICE = [  # (the check that failed, or "any"; words of its message, advice)
 ]
 
 
+UNKNOWN = "read the message above"
+
+
 def advice(check, message):
     """The advice for the first line ``message`` of a failure of ``check``."""
     return next(
         (hint for where, words, hint in ADVICE
          if where in (check, "any") and words in message),
-        "read the message above",
+        UNKNOWN,
     )
+
+
+def _causes(error):
+    # the first line of the error and of each error behind it, the root
+    # cause last: a compiler wraps the real mistake ("TypeError when making
+    # fake tensor call" may be a setup_context with other parameter names)
+    lines, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        text = [line for line in str(error).splitlines() if line.strip()]
+        if text:
+            lines.append(text[0])
+        error = error.__cause__ or error.__context__
+    return lines
+
+
+def _root_advice(check, causes):
+    # the advice for the deepest cause that has one
+    for message in reversed(causes):
+        hint = advice(check, message)
+        if hint != UNKNOWN:
+            return hint, message
+    return UNKNOWN, None
 
 
 def _kernel_problem(op, samples):
@@ -108,11 +140,17 @@ def check_operator(op):
             if message.endswith("raised:") and len(lines) > 1:
                 message += " " + lines[1].strip()  # compile's own error
             hint = advice(name, message)
+            cause = None
+            if hint == UNKNOWN:  # the real mistake may be wrapped
+                hint, cause = _root_advice(name, _causes(error))
             if "tensor metadata" in message:  # the fake or the kernel?
                 hint = _kernel_problem(op, samples) or hint
             found[name] = hint
             print(textwrap.fill(f"{name}: {message}", 79,
                                 subsequent_indent="    "))
+            if cause is not None and cause not in message:
+                print(textwrap.fill(f"    caused by: {cause}", 79,
+                                    subsequent_indent="       "))
             print(textwrap.fill(f"    -> {hint}", 79,
                                 subsequent_indent="       "))
     if not found and not torch.allclose(op(x), torch.sinh(x)):
