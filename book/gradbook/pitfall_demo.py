@@ -22,6 +22,10 @@ KINDS = {
     "saved tensor": ('<rect x="{x}" y="{y}" width="16" height="10" fill="orange" '
                      'stroke="black"/>',
                      "saved, not a leaf requiring grad"),
+    # the same fill: an output without grad_fn that its node saved is drawn once, as saved
+    "saved output": ('<rect x="{x}" y="{y}" width="16" height="10" fill="orange" '
+                     'stroke="black"/>',
+                     "an output without grad_fn, saved by its node"),
     "node": ('<rect x="{x}" y="{y}" width="16" height="10" fill="lightgrey" stroke="black"/>',
              "a backward node"),
     "saved line": ('<line x1="{x}" y1="{y5}" x2="{x16}" y2="{y5}" stroke="black"/>',
@@ -39,7 +43,7 @@ def with_key(graph, kinds):
     """A copy of ``graph`` (from ``draw_graph``) with a key of ``kinds`` drawn below it.
 
     ``kinds`` lists names from ``KINDS`` (``"output"``, ``"leaf"``, ``"saved leaf"``,
-    ``"saved tensor"``, ``"node"``, ``"saved line"``, ``"arrow"``), in the order shown.
+    ``"saved tensor"``, ``"saved output"``, ``"node"``, ``"saved line"``, ``"arrow"``), in the order shown.
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"with_key expects a Graph from draw_graph, got "
