@@ -10,7 +10,7 @@ from matplotlib.patches import Patch, Rectangle
 PHASE_COLOURS = ("#bdbdbd", "#f2c14e", "#9ecae1", "#c2b3e0")
 
 
-def draw_tape_phases(phases, marked=(), per_row=29):
+def draw_tape_phases(phases, marked=(), per_row=20):
     """Draw a tape as coloured bands, one square per entry.
 
     phases: a list of (name, entries) in tape order, at most four;
@@ -39,7 +39,9 @@ def draw_tape_phases(phases, marked=(), per_row=29):
             "entries taken from the phases' own lists"
         )
     rows = max(1, -(-len(squares) // per_row))
-    figure, axes = plt.subplots(figsize=(per_row * 0.25, 0.3 + rows * 0.32))
+    # squares of about 0.4 inch and an 11-point legend: readable
+    # in the text column at a laptop's width and, scaled down, at a phone's
+    figure, axes = plt.subplots(figsize=(per_row * 0.42, 1.0 + rows * 0.5))
     for index, (colour, is_marked) in enumerate(squares):
         row, column = divmod(index, per_row)
         axes.add_patch(
@@ -63,7 +65,7 @@ def draw_tape_phases(phases, marked=(), per_row=29):
                   label=f"reads a first-grad value ({len(marked_ids)})")
         )
     axes.legend(handles=handles, loc="upper center", ncol=2, frameon=False,
-                bbox_to_anchor=(0.5, 0.0), fontsize=8)
+                bbox_to_anchor=(0.5, 0.0), fontsize=11)
     return figure
 
 
