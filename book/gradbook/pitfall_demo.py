@@ -43,7 +43,8 @@ def with_key(graph, kinds):
     """A copy of ``graph`` (from ``draw_graph``) with a key of ``kinds`` drawn below it.
 
     ``kinds`` lists names from ``KINDS`` (``"output"``, ``"leaf"``, ``"saved leaf"``,
-    ``"saved tensor"``, ``"saved output"``, ``"node"``, ``"saved line"``, ``"arrow"``), in the order shown.
+    ``"saved tensor"``, ``"saved output"``, ``"node"``, ``"saved line"``, ``"arrow"``), in
+    the order shown.
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"with_key expects a Graph from draw_graph, got "
