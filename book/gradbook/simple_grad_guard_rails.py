@@ -81,7 +81,8 @@ def _require_variables(where, *values, claim_names=True):
                 "no gradient would flow through it to the values it came from."
             )
         if not hasattr(value, "serial"):  # made before these checks existed
-            raise _not_on_tape(where, value.name)
+            when = "before the guard rails were installed"
+            raise _not_on_tape(where, value.name, when)
         if not value.is_leaf and value.epoch != _tape_epoch:
             # its entry went with the old tape: used as an operand, it would
             # silently count as a constant
@@ -90,11 +91,14 @@ def _require_variables(where, *values, claim_names=True):
             _require_one_value_per_name(where, value)
 
 
-def _not_on_tape(where, name):
+def _not_on_tape(where, name, when="before the last reset_tape()"):
+    # Only grad can also meet a value that no entry wrote (an operand made so
+    # passes as a constant), so only grad's message names that cause.
+    by_hand = ", or by code that recorded no TapeEntry" if where == "grad" else ""
     return ValueError(
-        f"{where}: {name} is not on the tape. It was computed before the "
-        "last reset_tape(), or by code that recorded no TapeEntry: compute "
-        "it again after reset_tape(), with the engine's operators."
+        f"{where}: {name} is not on the tape. It was computed {when}"
+        f"{by_hand}: compute it again after reset_tape(), with the engine's "
+        "operators."
     )
 
 
