@@ -78,6 +78,24 @@ def test_check_fit_names_each_mistake(tape_chapter):
         return loss.detach(), torch.autograd.grad(loss, w)[0]
 
     assert "Nothing was recorded on the tape" in says(check, plain_torch)
+
+    Variable = ns["Variable"]
+
+    def finite_difference(w_value):  # the loss on the tape, grad never called
+        ns["reset_tape"]()
+        w = Variable.constant(w_value, name="w")
+        x = Variable.constant(x_data, name="x")
+        minus_y = Variable.constant(-y_data, name="minus_y")
+        residual = (w.expand(3) * x).exp() + minus_y
+        loss = (residual * residual).sum(name="loss")
+
+        def loss_at(w):
+            return ((torch.exp(w * x_data) - y_data) ** 2).sum()
+
+        h = 1e-6
+        return loss.value, (loss_at(w_value + h) - loss_at(w_value - h)) / (2 * h)
+
+    assert "did not call grad" in says(check, finite_difference)
     zeros = says(check, lambda w_value: (torch.tensor(0.0), torch.tensor(0.0)))
     assert "The loss at w = 0 is 0.0000" in zeros
     right = says(check, ns["neuron_loss"])
