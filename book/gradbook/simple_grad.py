@@ -142,7 +142,9 @@ def grad(
         # a name with no entry yet has received no gradient: a known zero, None
         return [dL_d.get(name) for name in names]
 
-    for entry in reversed(gradient_tape):
+    # a snapshot of the tape: the rules below record entries as they run,
+    # and the walk is over the entries that were there when it began
+    for entry in reversed(list(gradient_tape)):
         dL_doutputs = gather(entry.outputs)
         if all(g is None for g in dL_doutputs):
             continue  # zero in, zero out: no need to run propagate
