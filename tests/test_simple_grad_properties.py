@@ -29,7 +29,7 @@ EXPS_PER_PROGRAM = 2
 @st.composite
 def programs(draw):
     shape = draw(st.sampled_from([(1,), (3,), (2, 3)]))
-    kinds = draw(st.lists(st.sampled_from(["vector", "scalar"]), min_size=1, max_size=4))
+    kinds = list(draw(st.lists(st.sampled_from(["vector", "scalar"]), min_size=1, max_size=4)))
     n_inputs = len(kinds)
     steps = []
     for _ in range(draw(st.integers(min_value=1, max_value=8))):
