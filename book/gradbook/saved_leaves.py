@@ -35,3 +35,35 @@ def outline_saved_leaves(graph, count):
         )
     graph.svg = graph.svg.replace(ORANGE_FILL, OUTLINED)
     return graph
+
+
+def outline_saved_leaf(graph, label):
+    """Redraw the one orange node labelled ``label`` as outlined; other orange nodes stay.
+
+    For a drawing that also holds saved tensors that are not leaves (a saved incoming
+    gradient, say), where ``outline_saved_leaves`` would recolour them too.
+    Returns the same Graph, changed in place.
+    """
+    if not isinstance(graph, Graph):
+        raise TypeError(
+            f"outline_saved_leaf expects a Graph from draw_graph, got "
+            f"{type(graph).__name__}: pass the drawing, not the tensor"
+        )
+    if not isinstance(label, str):
+        raise TypeError(f"label must be the node's label, a str; got {label!r}")
+    starts = []  # where each orange node labelled `label` begins
+    start = graph.svg.find(ORANGE_FILL)
+    while start != -1:
+        node_end = graph.svg.find("</g>", start)
+        if f">{label}</text>" in graph.svg[start:node_end]:
+            starts.append(start)
+        start = graph.svg.find(ORANGE_FILL, start + 1)
+    if len(starts) != 1:
+        raise ValueError(
+            f"the drawing has {len(starts)} orange nodes labelled {label!r}, not 1: "
+            "pass the label of one saved leaf as the drawing shows it"
+        )
+    (start,) = starts
+    graph.svg = (graph.svg[:start] + OUTLINED
+                 + graph.svg[start + len(ORANGE_FILL):])
+    return graph
