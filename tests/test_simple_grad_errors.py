@@ -237,8 +237,19 @@ def test_a_rule_must_return_one_gradient_per_input(quiet):
     a, b = vector("a", 1.0, 2.0), vector("b", 3.0, 4.0)
     r = Variable(a.value * b.value)
     gradient_tape.append(TapeEntry([a.name, b.name], [r.name], lambda d: [d[0] * b]))
-    with pytest.raises(ValueError, match=r"returned 1 gradients for 2 inputs"):
+    with pytest.raises(ValueError, match=r"returned 1 gradient for 2 inputs"):
         grad(r.sum(), [a, b])
+
+
+def test_the_count_message_puts_each_noun_in_its_number(quiet):
+    """Two gradients for one input: 'gradients' and 'input', not 'inputs'."""
+    from gradbook.simple_grad import TapeEntry, gradient_tape
+
+    a = vector("a", 1.0, 2.0)
+    r = Variable(a.value * 2.0)
+    gradient_tape.append(TapeEntry([a.name], [r.name], lambda d: [d[0], d[0]]))
+    with pytest.raises(ValueError, match=r"returned 2 gradients for 1 input: "):
+        grad(r.sum(), [a])
 
 
 def test_a_rule_must_return_a_list(quiet):

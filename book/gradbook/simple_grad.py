@@ -83,7 +83,7 @@ class Variable:
         return operator_add(self, rhs)
 
     # __rmul__ and __radd__ are only reached when lhs is not a Variable:
-    # the operators then report it
+    # the guard rails (installed at the end of this page) then report it
     def __rmul__(self, lhs):
         return operator_mul(lhs, self)
 
@@ -237,10 +237,15 @@ def _require_one_gradient_per_input(entry, dL_dinputs):
         )
     if len(dL_dinputs) != len(entry.inputs):
         raise ValueError(
-            f"{rule} returned {len(dL_dinputs)} gradients for "
-            f"{len(entry.inputs)} inputs: return one per input, in order "
-            "(None for an input that gets none)."
+            f"{rule} returned {_count(len(dL_dinputs), 'gradient')} for "
+            f"{_count(len(entry.inputs), 'input')}: return one per input, in "
+            "order (None for an input that gets none)."
         )
+
+
+def _count(number, noun):
+    """'1 gradient', '2 gradients': a count with its noun in the right number."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 # install_guard_rails rebinds Variable.__init__, reset_tape, grad and the
