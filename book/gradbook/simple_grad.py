@@ -244,7 +244,7 @@ def _require_one_gradient_per_input(entry, dL_dinputs):
 
 
 def _count(number, noun):
-    """'1 gradient', '2 gradients': a count with its noun in the right number."""
+    """'1 gradient', '2 gradients': a count, its noun in the right number."""
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
