@@ -3,7 +3,12 @@
 import pytest
 
 from gradbook import simple_grad as sg
-from gradbook.tape_demo import product_counts, tape_memory, walk_states
+from gradbook.tape_demo import (
+    product_counts,
+    product_elements,
+    tape_memory,
+    walk_states,
+)
 
 
 def test_product_counts_are_n_forward_and_2n_minus_1_backward():
@@ -11,10 +16,18 @@ def test_product_counts_are_n_forward_and_2n_minus_1_backward():
         assert (forward, backward, gradients) == (n, 2 * n - 1, n)
 
 
+def test_product_elements_by_hand():
+    # forward: n - 1 products of 3 elements, and the sum's 1; backward: the
+    # seed's 1 element, expand (a view) none, two products of 3 per product
+    for n, forward, backward in product_elements((2, 5, 9)):
+        assert (forward, backward) == (3 * (n - 1) + 1, 6 * (n - 1) + 1)
+
+
 @pytest.mark.parametrize("sizes", [(), (1,), (3, 0), (2.0,), (True,)])
-def test_product_counts_refuses_bad_sizes(sizes):
+@pytest.mark.parametrize("helper", [product_counts, product_elements])
+def test_product_helpers_refuse_bad_sizes(helper, sizes):
     with pytest.raises(ValueError, match="integers >= 2"):
-        product_counts(sizes)
+        helper(sizes)
 
 
 def test_tape_memory_matches_the_chapter():
@@ -30,6 +43,8 @@ def test_tape_memory_matches_the_chapter():
 
 def test_helpers_leave_the_module_tape_empty():
     product_counts((3,))
+    assert sg.gradient_tape == []
+    product_elements((3,))
     assert sg.gradient_tape == []
     tape_memory()
     assert sg.gradient_tape == []

@@ -15,40 +15,97 @@ from gradbook import simple_grad as sg
 from gradbook.tape_tools import bytes_kept, bytes_kept_by_tape, captured_by
 
 
-def product_counts(sizes=(4, 16, 64)):
-    """For each n in ``sizes``: (n, forward entries, backward entries,
-    gradients returned) of one ``grad`` of ``(x0 * x1 * ... * x(n-1)).sum()``
-    with respect to all n inputs, each a float64 vector of 3 elements.
-    """
+def _require_sizes(sizes, caller):
     sizes = tuple(sizes)
     if not sizes or not all(
         isinstance(n, int) and not isinstance(n, bool) and n >= 2
         for n in sizes
     ):
         raise ValueError(
-            f"product_counts: sizes must be integers >= 2, got {sizes!r}: "
-            "a product needs two inputs, e.g. product_counts((4, 16))."
+            f"{caller}: sizes must be integers >= 2, got {sizes!r}: "
+            f"a product needs two inputs, e.g. {caller}((4, 16))."
         )
+    return sizes
+
+
+def _product_inputs(n):
+    """n leaves x0 ... x(n-1) on the module's tape, float64 vectors of 3."""
+    return [
+        sg.Variable.constant(
+            torch.full((3,), 1.0 + i / n, dtype=torch.float64), name=f"x{i}"
+        )
+        for i in range(n)
+    ]
+
+
+def _product_sum(xs):
+    product = xs[0]
+    for x in xs[1:]:
+        product = product * x
+    return product.sum()
+
+
+def product_counts(sizes=(4, 16, 64)):
+    """For each n in ``sizes``: (n, forward entries, backward entries,
+    gradients returned) of one ``grad`` of ``(x0 * x1 * ... * x(n-1)).sum()``
+    with respect to all n inputs, each a float64 vector of 3 elements.
+    """
+    sizes = _require_sizes(sizes, "product_counts")
     rows = []
     with sg.quiet_trace():
         for n in sizes:
             sg.reset_tape()
-            xs = [
-                sg.Variable.constant(
-                    torch.full((3,), 1.0 + i / n, dtype=torch.float64),
-                    name=f"x{i}",
-                )
-                for i in range(n)
-            ]
-            product = xs[0]
-            for x in xs[1:]:
-                product = product * x
-            loss = product.sum()
+            xs = _product_inputs(n)
+            loss = _product_sum(xs)
             forward = len(sg.gradient_tape)
             gradients = sg.grad(loss, xs)
             returned = sum(g is not None for g in gradients)
             rows.append((n, forward, len(sg.gradient_tape) - forward,
                          returned))
+        sg.reset_tape()
+    return rows
+
+
+class _ElementsWritten:
+    """Counts the elements that ATen operations write while active; a view
+    (``expand``) shares its input's memory and writes none."""
+
+    def __init__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_flatten
+
+        counter = self
+        self.count = 0
+
+        class _Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                result = func(*args, **(kwargs or {}))
+                if not func.is_view:
+                    counter.count += sum(
+                        t.numel() for t in tree_flatten(result)[0]
+                        if isinstance(t, torch.Tensor)
+                    )
+                return result
+
+        self.mode = _Mode()
+
+
+def product_elements(sizes=(4, 16, 64)):
+    """For each n in ``sizes``: (n, elements the forward writes, elements the
+    backward writes) for the program of ``product_counts``: its entries are
+    not of one size (a product writes 3 elements, ``expand`` none)."""
+    sizes = _require_sizes(sizes, "product_elements")
+    rows = []
+    with sg.quiet_trace():
+        for n in sizes:
+            sg.reset_tape()
+            xs = _product_inputs(n)
+            forward, backward = _ElementsWritten(), _ElementsWritten()
+            with forward.mode:
+                loss = _product_sum(xs)
+            with backward.mode:
+                sg.grad(loss, xs)
+            rows.append((n, forward.count, backward.count))
         sg.reset_tape()
     return rows
 
