@@ -255,6 +255,7 @@ def _count(number, noun):
 # operator_mul up when it is called, and so do the other methods.
 install_guard_rails(globals())
 
-# The walk as this page wrote it, without the checks: for a page that shows
-# what a check prevents (seed_and_forward_mode runs it on a vector loss).
+# grad as this page wrote it, without grad's own checks (the operators it
+# calls keep theirs): for a page that shows what a check prevents
+# (seed_and_forward_mode runs it on a vector loss).
 unchecked_grad = grad.__wrapped__
