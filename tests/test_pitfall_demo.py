@@ -1,3 +1,5 @@
+import re
+
 import pytest
 import torch
 
@@ -44,3 +46,17 @@ def test_bad_kinds(kinds, error):
 def test_not_a_graph():
     with pytest.raises(TypeError, match="pass the drawing"):
         with_key(torch.ones(2), ["leaf"])
+
+
+def test_view_swatch_is_dotted_like_the_drawing():
+    # two outputs, one a view of the other: torchviz joins them with a dotted edge
+    x = torch.ones(4, requires_grad=True)
+    base = x * 2
+    view = base[:2]
+    graph = draw_graph((base, view), params={"x": x, "base": base, "view": view})
+    drawn = re.findall(r'stroke-dasharray="([\d,]+)"', graph.svg)
+    assert len(drawn) == 1  # the one dotted edge, base to view
+    keyed = with_key(graph, ["output", "view"])
+    key = keyed.svg[keyed.svg.index('<g class="key">'):]
+    assert re.findall(r'stroke-dasharray="([\d,]+)"', key) == drawn
+    assert "a tensor to its view" in keyed.description

@@ -33,6 +33,12 @@ KINDS = {
     "arrow": ('<line x1="{x}" y1="{y5}" x2="{x12}" y2="{y5}" stroke="black"/>'
               '<polygon points="{x12},{y2} {x16},{y5} {x12},{y8}" fill="black"/>',
               "arrow: input to output"),
+    # torchviz draws an output that is a view of another output with a dotted edge from
+    # its base; the dash pattern is Graphviz's own for style=dotted
+    "view": ('<line x1="{x}" y1="{y5}" x2="{x12}" y2="{y5}" stroke="black" '
+             'stroke-dasharray="1,5"/>'
+             '<polygon points="{x12},{y2} {x16},{y5} {x12},{y8}" fill="black"/>',
+             "dotted arrow: a tensor to its view"),
 }
 ROW = 14  # points per row of the key
 SIZE = re.compile(r'width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="([\d.]+) ([\d.]+) '
@@ -43,7 +49,8 @@ def with_key(graph, kinds):
     """A copy of ``graph`` (from ``draw_graph``) with a key of ``kinds`` drawn below it.
 
     ``kinds`` lists names from ``KINDS`` (``"output"``, ``"leaf"``, ``"saved leaf"``,
-    ``"saved tensor"``, ``"saved output"``, ``"node"``, ``"saved line"``, ``"arrow"``), in
+    ``"saved tensor"``, ``"saved output"``, ``"node"``, ``"saved line"``, ``"arrow"``,
+    ``"view"``), in
     the order shown.
     """
     if not isinstance(graph, Graph):
