@@ -183,6 +183,9 @@ def test_an_orphaned_captured_value_is_drawn_beside_the_output():
     assert graph.node_count == 1 + 2 + 1
     assert f"keeps t = {t.name}, which is neither an input nor an output" in graph.description
     assert 'stroke="#cd0000"' in graph.svg  # red3
+    # the node's words are the key's (Aggregate operators' legend), and the line's
+    assert ">(captured, not declared)<" in graph.svg and ">captured<" in graph.svg
+    assert "kept" not in graph.svg
     plain = draw_tape(gradient_tape)
     assert plain.orphans == [] and plain.node_count == 3
 
@@ -205,9 +208,21 @@ def test_an_orphan_is_still_found_after_a_backward_reads_it():
     graph = draw_tape(gradient_tape, show_captured=True)
     assert [orphan["name"] for orphan in graph.orphans] == [t.name]
     # t is drawn once, as the value the backward reads, joined to #0 by the captured line
-    assert "kept, not declared" not in graph.svg and "captured" in graph.svg
+    assert "not declared" not in graph.svg and "captured" in graph.svg
     # no entry wrote t: its one node is red and dashed, as a new orphan's is
     assert graph.svg.count('stroke="#cd0000"') >= 2  # the line and t's ellipse
+
+
+def test_marked_entries_keep_their_fill_and_get_a_thick_blue_border():
+    tape = record_simple()  # #0 add, #1 mul, #2 sum
+    graph = draw_tape(tape, phases=[("forward", 0, 3)], marked=[1])
+    boxes = {label: node for node in graph.svg.split('<g id="node')[1:]
+             for label in re.findall(r">(#\d [a-z_]+)<", node)}
+    assert fill_of(graph.svg, "#1 operator_mul") == fill_of(graph.svg, "#0 operator_add")
+    assert 'stroke="#0000cd"' in boxes["#1 operator_mul"]  # blue3
+    assert 'stroke-width="4"' in boxes["#1 operator_mul"]
+    assert "#0000cd" not in boxes["#0 operator_add"] + boxes["#2 operator_sum"]
+    assert "Marked with a thick blue border: #1." in graph.description
 
 
 def test_a_captured_value_on_the_tape_is_no_orphan():
@@ -232,6 +247,8 @@ def test_a_captured_value_on_the_tape_is_no_orphan():
         ({"unneeded": 3}, TypeError, "collection of tape positions"),
         ({"unneeded": ["1"]}, TypeError, "holds tape positions (int)"),
         ({"unneeded": [7]}, ValueError, "position 7 is not drawn"),
+        ({"marked": [7]}, ValueError, "marked position 7 is not drawn"),
+        ({"marked": [True]}, TypeError, "marked holds tape positions (int)"),
         ({"earlier_values": "b"}, TypeError, "list of value names"),
         ({"earlier_values": [1]}, TypeError, "holds value names (str)"),
         ({"earlier_values": ["w"]}, ValueError, "'w' is not read or written"),

@@ -251,7 +251,11 @@ UNNEEDED_STYLE = {
     "fontcolor": "gray45",
 }
 CAPTURED_STYLE = {"style": "dashed", "color": "red3", "fontcolor": "red3"}
+# the words under a captured value's name: the phrase the key gives (tape_legend(captured=...))
+CAPTURED_LABEL = "captured, not declared"
 EARLIER_VALUE_STYLE = {"style": "filled", "fillcolor": "gray90"}  # a value made earlier
+# an entry the text points at: its phase's fill, a thick blue border
+MARKED_STYLE = {"color": "blue3", "penwidth": "4"}
 
 
 def draw_tape(
@@ -268,6 +272,7 @@ def draw_tape(
     phase_order=None,
     earlier_values=(),
     names=None,
+    marked=(),
 ):
     """Draw a Simple Grad tape: a box per entry, an ellipse per value, inputs -> entry -> outputs.
 
@@ -280,7 +285,7 @@ def draw_tape(
     ranges of tape positions; each phase name gets its own fill and border. The positions in
     ``unneeded`` are greyed out. ``show_captured`` also draws, with a red dashed edge, every
     Variable an entry's backward rule keeps that is neither an input nor an output of that
-    entry. Such a value is an orphan, whose path the second backward cannot follow, if no
+    entry, labelled ``(captured, not declared)`` (``CAPTURED_LABEL``). Such a value is an orphan, whose path the second backward cannot follow, if no
     entry wrote it; one that another entry wrote is drawn too, though its path is on the tape
     (the test looks at one entry at a time).
     ``compact`` packs a large tape tighter, with "mul" for "operator_mul" in the boxes.
@@ -293,7 +298,8 @@ def draw_tape(
     ``earlier_values`` names values drawn filled in pale grey (``EARLIER_VALUE_STYLE``):
     values that existed before the drawn part of the tape, e.g. before a second ``grad``.
     ``names`` maps value names to the program's names for them: ``{"v0": "t"}`` labels
-    ``v0`` as ``t = v0``.
+    ``v0`` as ``t = v0``. The positions in ``marked`` keep their fill and get a thick blue
+    border (``MARKED_STYLE``), for entries the text points at.
     """
     entries = _check_entries(entries)
     message = (f"draw_tape: first_index must be a non-negative int (the position of the first "
@@ -307,6 +313,7 @@ def draw_tape(
     gradients = _check_gradients(gradients, names_on_tape, loss)
     phase_of = _check_phases(phases, positions)
     unneeded = _check_unneeded(unneeded, positions)
+    marked = _check_unneeded(marked, positions, "marked")
     earlier_values = _check_earlier_values(earlier_values, names_on_tape)
     names = _check_names(names, names_on_tape)
     if max_width is not None and (
@@ -389,6 +396,8 @@ def draw_tape(
             attributes = dict(style_of[phase][0])
         if position in unneeded:
             attributes.update(UNNEEDED_STYLE)
+        if position in marked:
+            attributes.update(MARKED_STYLE)
         dot.node(node, label=f"#{position} {operation}", shape="box", **attributes)
         reads = Counter(entry.inputs)  # a value read twice (b * b): one arrow, "×2"
         for name, count in reads.items():
@@ -423,7 +432,7 @@ def draw_tape(
             shown = orphan["variable"]
             if shown != orphan["name"]:
                 shown += f" = {orphan['name']}"
-            dot.node(target, label=f"{shown}\n(kept, not declared)",
+            dot.node(target, label=f"{shown}\n({CAPTURED_LABEL})",
                      shape="ellipse", **CAPTURED_STYLE)
         dot.edge(f"entry{orphan['position']}", target, label="captured", arrowhead="none",
                  fontsize="12", **CAPTURED_STYLE)
@@ -438,6 +447,9 @@ def draw_tape(
             f"{name} ({style_of[name][1]})" for name in drawn_phases) + ".")
     if unneeded:
         sentences.append(f"{len(unneeded)} entries greyed out (white, dotted grey border).")
+    if marked:
+        sentences.append("Marked with a thick blue border: "
+                         + ", ".join(f"#{p}" for p in sorted(marked)) + ".")
     if earlier_values:
         sentences.append("Values made earlier (pale grey fill): "
                          + ", ".join(sorted(earlier_values)) + ".")
@@ -556,19 +568,22 @@ def _check_earlier_values(earlier_values, names_on_tape):
     return set(earlier_values)
 
 
-def _check_unneeded(unneeded, positions):
+def _check_unneeded(unneeded, positions, argument="unneeded"):
+    # unneeded or marked: a collection of drawn tape positions
     try:
         unneeded = set(unneeded)
     except TypeError:
         raise TypeError(
-            f"draw_tape: unneeded is a collection of tape positions, got {unneeded!r}."
+            f"draw_tape: {argument} is a collection of tape positions, got {unneeded!r}."
         ) from None
     for position in sorted(unneeded, key=repr):
         if not isinstance(position, int) or isinstance(position, bool):
-            raise TypeError(f"draw_tape: unneeded holds tape positions (int), got {position!r}.")
+            raise TypeError(
+                f"draw_tape: {argument} holds tape positions (int), got {position!r}."
+            )
         if position not in positions:
             raise ValueError(
-                f"draw_tape: unneeded position {position} is not drawn "
+                f"draw_tape: {argument} position {position} is not drawn "
                 f"(the drawn entries are {positions.start} to {positions.stop - 1})."
             )
     return unneeded
