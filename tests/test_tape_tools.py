@@ -296,3 +296,20 @@ def test_tape_legend_keys_a_gradient_label_only_on_a_drawing_that_has_one():
         tape_legend(draw_tape(gradient_tape), gradient=sample)
     with pytest.raises(TypeError, match="gradient is a sample label"):
         tape_legend(labelled, gradient=1)
+
+
+def test_tape_legend_keys_the_marked_border_only_where_the_drawing_has_it():
+    from gradbook import draw_tape
+    from gradbook.tape_tools import tape_legend
+
+    simple_tape()
+    drawing = draw_tape(gradient_tape, marked=[0])
+    legend = tape_legend(drawing, marked="addition where two paths meet")
+    assert ">addition where two paths meet</text>" in legend.svg
+    assert 'stroke="#0000cd"' in legend.svg  # blue3, as in the drawing
+    assert 'stroke-width="4"' in legend.svg
+    assert "an entry with a thick blue border" in legend.description
+    with pytest.raises(TypeError, match="as a str"):
+        tape_legend(drawing, marked=True)
+    with pytest.raises(ValueError, match="marks no entry"):
+        tape_legend(draw_tape(gradient_tape), marked="merge")

@@ -468,6 +468,7 @@ def draw_tape(
     graph.orphans = orphans
     graph.phase_styles = {name: style_of[name][1] for name in phase_names}
     graph.earlier_values = sorted(earlier_values)
+    graph.marked = sorted(marked)
     graph.gradients = dict(gradients)  # value name -> its gradient, as labelled
     return graph
 

@@ -285,7 +285,8 @@ def nodes_run_by(run, loss):
 SHORT_LABEL = 24  # characters of a legend label that can share its row
 
 
-def tape_legend(drawing, not_run=None, earlier=None, captured=None, gradient=None):
+def tape_legend(drawing, not_run=None, earlier=None, captured=None, gradient=None,
+                marked=None):
     """A key to a ``draw_tape`` drawing: one sample box per phase, in the drawing's own styles.
 
     ``drawing`` is what ``draw_tape`` returned. Each of its phases gets a box with that phase's
@@ -302,8 +303,11 @@ def tape_legend(drawing, not_run=None, earlier=None, captured=None, gradient=Non
     ``gradient``, when the drawing labels values with their gradients
     (``draw_tape(..., gradients=...)``), is a sample such a label, e.g. "x\\ndy/dx = v9: the
     gradient of y with respect to x is the value v9"; it adds that ellipse to the key.
+    ``marked``, when the drawing marks entries (``draw_tape(..., marked=...)``), is what the
+    thick blue border means there (e.g. "addition where two paths meet"); it adds one box.
     """
-    from .graphs import CAPTURED_STYLE, EARLIER_VALUE_STYLE, PHASE_STYLES, UNNEEDED_STYLE, Graph, _require_dot
+    from .graphs import (CAPTURED_STYLE, EARLIER_VALUE_STYLE, MARKED_STYLE, PHASE_STYLES,
+                         UNNEEDED_STYLE, Graph, _require_dot)
 
     phase_styles = getattr(drawing, "phase_styles", None)
     entries = getattr(drawing, "entries", None)
@@ -350,6 +354,17 @@ def tape_legend(drawing, not_run=None, earlier=None, captured=None, gradient=Non
                 "tape_legend: the drawing labels no value with its gradient (draw it "
                 "with gradients=...); leave gradient out."
             )
+    if marked is not None:
+        if not isinstance(marked, str):
+            raise TypeError(
+                "tape_legend: marked says what the thick blue border means, as a str "
+                f"(e.g. 'addition where two paths meet'), got {marked!r}."
+            )
+        if not getattr(drawing, "marked", None):
+            raise ValueError(
+                "tape_legend: the drawing marks no entry (draw it with marked=[...]); "
+                "leave marked out."
+            )
     _require_dot()
 
     import graphviz
@@ -376,6 +391,10 @@ def tape_legend(drawing, not_run=None, earlier=None, captured=None, gradient=Non
     if gradient is not None:
         styles.append(("gradient", gradient, {"shape": "ellipse"}))
         keys.append(gradient.replace("\n", " ") + " (a value's node, with its gradient)")
+    if marked is not None:
+        styles.append(("marked", marked, dict(MARKED_STYLE, style="filled",
+                                              fillcolor="white")))
+        keys.append(f"{marked}: an entry with a thick blue border, in its phase's fill")
     # At most two keys side by side, and a long label alone: a legend a phone's
     # width can show (two labels of SHORT_LABEL characters fit side by side).
     def short(style):
