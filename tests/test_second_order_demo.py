@@ -81,3 +81,16 @@ def test_refuses_a_row_of_no_squares():
     with pytest.raises(ValueError, match="per_row must be at least 1"):
         draw_tape_phases([("forward", [object()])], per_row=0)
 
+
+
+def test_writes_each_name_that_fits_on_its_band_and_numbers_the_rows():
+    long_phase = [object() for _ in range(12)]
+    figure = draw_tape_phases(
+        [("forward", long_phase), ("v", [object()]), ("grad", [object()] * 0)],
+        per_row=10,
+    )
+    texts = [t.get_text() for t in figure.axes[0].texts]
+    # "forward" fits on its 10 squares of row 1; the row starts are 1 and 11
+    assert "forward" in texts and "1" in texts and "11" in texts
+    # a one-square phase named "v" fits too; an empty phase has no label
+    assert "v" in texts and "grad" not in texts

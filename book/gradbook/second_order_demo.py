@@ -16,6 +16,8 @@ def draw_tape_phases(phases, marked=(), per_row=20):
     phases: a list of (name, entries) in tape order, at most four;
     marked: entries (the same objects) to outline in black, e.g. the
     second grad's entries that read a value the first grad made.
+    Each phase's name is written on its band where it fits, each row
+    starts with its first entry's number (from 1).
     Returns the matplotlib Figure.
     """
     phases = list(phases)
@@ -51,8 +53,30 @@ def draw_tape_phases(phases, marked=(), per_row=20):
                 linewidth=2.5 if is_marked else 0,
             )
         )
-    axes.set_xlim(-0.2, per_row)
-    axes.set_ylim(-rows + 0.8, 1.0)
+    # labels on the drawing itself: each phase's name on its longest run
+    # of squares in one row (where the name fits), each row's first entry
+    # number at its left, and the reading order on top
+    start = 0
+    for name, entries in phases:
+        runs = {}  # row -> squares of this phase in that row
+        for index in range(start, start + len(entries)):
+            runs.setdefault(index // per_row, []).append(index % per_row)
+        start += len(entries)
+        if not runs:
+            continue
+        row, columns = max(runs.items(), key=lambda item: len(item[1]))
+        if len(columns) * 0.9 >= 0.55 * len(name):  # room for the name
+            axes.text((columns[0] + columns[-1] + 0.9) / 2, -row + 0.45, name,
+                      ha="center", va="center", fontsize=10)
+    for row in range(rows):
+        axes.text(-0.3, -row + 0.45, str(row * per_row + 1), ha="right",
+                  va="center", fontsize=10)
+    axes.annotate("", xy=(per_row - 0.1, 1.3), xytext=(0, 1.3),
+                  arrowprops={"arrowstyle": "->", "linewidth": 1.2})
+    axes.text(per_row / 2, 1.45, "tape order: left to right, row by row",
+              ha="center", va="bottom", fontsize=10)
+    axes.set_xlim(-1.4, per_row)
+    axes.set_ylim(-rows + 0.8, 2.2)
     axes.set_aspect("equal")
     axes.axis("off")
     handles = [
