@@ -401,7 +401,9 @@ def draw_tape(
         dot.node(node, label=f"#{position} {operation}", shape="box", **attributes)
         reads = Counter(entry.inputs)  # a value read twice (b * b): one arrow, "×2"
         for name, count in reads.items():
-            dot.edge(value_node(name), node, **({"label": f"×{count}"} if count > 1 else {}))
+            # decorate: a line ties the label to its own arrow, where arrows cross
+            doubled = {"label": f"×{count}", "decorate": "true"}
+            dot.edge(value_node(name), node, **(doubled if count > 1 else {}))
         for name in entry.outputs:
             dot.edge(node, value_node(name))
         step = f"#{position} {operation}: {', '.join(entry.inputs)} -> {', '.join(entry.outputs)}"
