@@ -79,3 +79,20 @@ def test_check_clip_with_mask_names_each_mistake(chapter):
     closed = says(check, ClosedMask)
     assert "the interval is open" in closed and "Right" not in closed
     assert says(check, chapter["ClipWithMask"]).startswith("Right")
+
+
+@pytest.mark.timeout(120)
+def test_check_clip_with_mask_sees_a_float32_gradient(chapter):
+    """A backward that computes in float32 passes every exact check on the powers of ten
+    (float32 holds them), and autograd casts its gradient back to float64 silently: only the
+    last digits differ."""
+    check = chapter["check_clip_with_mask"]
+
+    class Float32Gradient(chapter["ClipWithMask"]):
+        @staticmethod
+        def backward(ctx, grad_clipped, grad_mask):
+            (inside,) = ctx.saved_tensors
+            return (grad_clipped * inside).float()
+
+    printed = says(check, Float32Gradient)
+    assert "the last digits" in printed and "Right" not in printed
