@@ -10,6 +10,8 @@ import gc
 import weakref
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from gradbook import simple_grad as sg
 from gradbook.tape_tools import bytes_kept, bytes_kept_by_tape, captured_by
@@ -45,68 +47,60 @@ def _product_sum(xs):
     return product.sum()
 
 
+def _each_product(sizes, caller):
+    """For each n in ``sizes``, on a fresh quiet tape: n and the n inputs of
+    ``(x0 * x1 * ... * x(n-1)).sum()``; the tape is reset after the last."""
+    sizes = _require_sizes(sizes, caller)
+    with sg.quiet_trace():
+        for n in sizes:
+            sg.reset_tape()
+            yield n, _product_inputs(n)
+        sg.reset_tape()
+
+
 def product_counts(sizes=(4, 16, 64)):
     """For each n in ``sizes``: (n, forward entries, backward entries,
     gradients returned) of one ``grad`` of ``(x0 * x1 * ... * x(n-1)).sum()``
     with respect to all n inputs, each a float64 vector of 3 elements.
     """
-    sizes = _require_sizes(sizes, "product_counts")
     rows = []
-    with sg.quiet_trace():
-        for n in sizes:
-            sg.reset_tape()
-            xs = _product_inputs(n)
-            loss = _product_sum(xs)
-            forward = len(sg.gradient_tape)
-            gradients = sg.grad(loss, xs)
-            returned = sum(g is not None for g in gradients)
-            rows.append((n, forward, len(sg.gradient_tape) - forward,
-                         returned))
-        sg.reset_tape()
+    for n, xs in _each_product(sizes, "product_counts"):
+        loss = _product_sum(xs)
+        forward = len(sg.gradient_tape)
+        gradients = sg.grad(loss, xs)
+        returned = sum(g is not None for g in gradients)
+        rows.append((n, forward, len(sg.gradient_tape) - forward, returned))
     return rows
 
 
-class _ElementsWritten:
+class _ElementsWritten(TorchDispatchMode):
     """Counts the elements that ATen operations write while active; a view
     (``expand``) shares its input's memory and writes none."""
 
     def __init__(self):
-        from torch.utils._python_dispatch import TorchDispatchMode
-        from torch.utils._pytree import tree_flatten
-
-        counter = self
+        super().__init__()
         self.count = 0
 
-        class _Mode(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                result = func(*args, **(kwargs or {}))
-                if not func.is_view:
-                    counter.count += sum(
-                        t.numel() for t in tree_flatten(result)[0]
-                        if isinstance(t, torch.Tensor)
-                    )
-                return result
-
-        self.mode = _Mode()
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if not func.is_view:
+            self.count += sum(t.numel() for t in tree_flatten(result)[0]
+                              if isinstance(t, torch.Tensor))
+        return result
 
 
 def product_elements(sizes=(4, 16, 64)):
     """For each n in ``sizes``: (n, elements the forward writes, elements the
     backward writes) for the program of ``product_counts``: its entries are
     not of one size (a product writes 3 elements, ``expand`` none)."""
-    sizes = _require_sizes(sizes, "product_elements")
     rows = []
-    with sg.quiet_trace():
-        for n in sizes:
-            sg.reset_tape()
-            xs = _product_inputs(n)
-            forward, backward = _ElementsWritten(), _ElementsWritten()
-            with forward.mode:
-                loss = _product_sum(xs)
-            with backward.mode:
-                sg.grad(loss, xs)
-            rows.append((n, forward.count, backward.count))
-        sg.reset_tape()
+    for n, xs in _each_product(sizes, "product_elements"):
+        forward, backward = _ElementsWritten(), _ElementsWritten()
+        with forward:
+            loss = _product_sum(xs)
+        with backward:
+            sg.grad(loss, xs)
+        rows.append((n, forward.count, backward.count))
     return rows
 
 
