@@ -285,6 +285,19 @@ def nodes_run_by(run, loss):
 SHORT_LABEL = 24  # characters of a legend label that can share its row
 
 
+def _require_key_text(drawing, name, text, attribute, meaning, example, missing):
+    """tape_legend's check of an optional key entry: ``text`` (None to leave the
+    entry out) is a str (``meaning`` says what it holds), and the drawing has something in
+    ``attribute`` for it to explain."""
+    if text is None:
+        return
+    if not isinstance(text, str):
+        raise TypeError(f"tape_legend: {name} {meaning}, as a str "
+                        f"(e.g. {example}), got {text!r}.")
+    if not getattr(drawing, attribute, None):
+        raise ValueError(f"tape_legend: the drawing {missing}; leave {name} out.")
+
+
 def tape_legend(drawing, not_run=None, earlier=None, captured=None, gradient=None,
                 marked=None):
     """A key to a ``draw_tape`` drawing: one sample box per phase, in the drawing's own styles.
@@ -332,39 +345,15 @@ def tape_legend(drawing, not_run=None, earlier=None, captured=None, gradient=Non
             "tape_legend: earlier says what the pale grey values mean, as a str "
             f"(e.g. 'value made before grad(L1)'), got {earlier!r}."
         )
-    if captured is not None:
-        if not isinstance(captured, str):
-            raise TypeError(
-                "tape_legend: captured says what the red dashed values mean, as a "
-                f"str (e.g. 'captured, not declared'), got {captured!r}."
-            )
-        if not getattr(drawing, "orphans", None):
-            raise ValueError(
-                "tape_legend: the drawing shows no captured value (draw it with "
-                "show_captured=True); leave captured out."
-            )
-    if gradient is not None:
-        if not isinstance(gradient, str):
-            raise TypeError(
-                "tape_legend: gradient is a sample label of a value and its gradient, "
-                f"as a str (e.g. 'x\\ndy/dx = v9: ...'), got {gradient!r}."
-            )
-        if not getattr(drawing, "gradients", None):
-            raise ValueError(
-                "tape_legend: the drawing labels no value with its gradient (draw it "
-                "with gradients=...); leave gradient out."
-            )
-    if marked is not None:
-        if not isinstance(marked, str):
-            raise TypeError(
-                "tape_legend: marked says what the thick blue border means, as a str "
-                f"(e.g. 'addition where two paths meet'), got {marked!r}."
-            )
-        if not getattr(drawing, "marked", None):
-            raise ValueError(
-                "tape_legend: the drawing marks no entry (draw it with marked=[...]); "
-                "leave marked out."
-            )
+    _require_key_text(drawing, "captured", captured, "orphans",
+                      "says what the red dashed values mean", "'captured, not declared'",
+                      "shows no captured value (draw it with show_captured=True)")
+    _require_key_text(drawing, "gradient", gradient, "gradients",
+                      "is a sample label of a value and its gradient", "'x\\ndy/dx = v9: ...'",
+                      "labels no value with its gradient (draw it with gradients=...)")
+    _require_key_text(drawing, "marked", marked, "marked",
+                      "says what the thick blue border means", "'addition where two paths meet'",
+                      "marks no entry (draw it with marked=[...])")
     _require_dot()
 
     import graphviz
