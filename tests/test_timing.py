@@ -295,3 +295,26 @@ def test_calls_by_operator_counts_what_a_plain_run_runs():
         timing.calls_by_operator(3)
     with pytest.raises(ValueError, match="count of elements"):
         timing.calls_by_operator(convert_and_add, numel=-1)
+
+
+@pytest.mark.parametrize("unit", ["ns", "µs", "ms"])
+def test_durations_in_each_unit_are_rewritten(unit):
+    assert sanitize(f"call: {format_time(3.76e-8, unit)} ") == f"call: ~(measured) {unit} "
+
+
+def test_a_duration_in_nanoseconds_is_scaled():
+    assert format_time(3.76e-8, "ns") == "~37.6 ns"
+    assert format_time(7.114e-4, "µs") == "~711 µs"
+
+
+def test_an_unknown_unit_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="ns, µs, ms.*'s'"):
+        format_time(1.0, "s")
+
+
+def test_a_unit_for_an_unknown_candidate_is_refused():
+    comparison = compare_times({"a": lambda: None, "c": lambda: None},
+                               baseline="a", rounds=1,
+                               warmup=0, block_seconds=0)
+    with pytest.raises(ValueError, match="names no candidate"):
+        comparison.report(units={"b": "ns"})

@@ -40,13 +40,18 @@ def median_time(function, *, repeat=7, warmup=1):
     return statistics.median(samples)
 
 
-def format_time(seconds):
-    """A duration for the page in milliseconds, e.g. '~12.3 ms' or '~2300 ms' (the tilde says
-    it was measured); never in scientific notation."""
-    milliseconds = seconds * 1e3
-    if milliseconds >= 100:
-        return f"~{milliseconds:.0f} ms"
-    return f"~{_three_digits(milliseconds)} ms"
+_SECONDS_TO = {"ns": 1e9, "µs": 1e6, "ms": 1e3}
+
+
+def format_time(seconds, unit="ms"):
+    """A duration for the page, e.g. '~12.3 ms', '~37.6 ns' or '~2300 ms' (the tilde says it
+    was measured); ``unit`` is "ns", "µs" or "ms"; never in scientific notation."""
+    if unit not in _SECONDS_TO:
+        raise ValueError(f"format_time: unit must be one of {', '.join(_SECONDS_TO)}, got {unit!r}.")
+    value = seconds * _SECONDS_TO[unit]
+    if value >= 100:
+        return f"~{value:.0f} {unit}"
+    return f"~{_three_digits(value)} {unit}"
 
 
 def _three_digits(number):
@@ -122,17 +127,23 @@ class Comparison:
         wall = sum(sum(values) for values in self.samples.values())
         return cpu / wall if wall > 0 else None
 
-    def report(self, wrap=False):
+    def report(self, wrap=False, units=None):
         """One line per candidate: median time with its spread, and the verdict against the
         baseline (on a second line indented by two spaces if ``wrap``, so that a narrow
-        screen shows it whole). Every number and verdict is marked as measured for the
-        sanitize file."""
+        screen shows it whole). ``units`` maps a candidate to "ns", "µs" or "ms" (the default)
+        for its times. Every number and verdict is marked as measured for the sanitize file."""
+        units = units or {}
+        unknown = set(units) - set(self.samples)
+        if unknown:
+            raise ValueError(f"report: units names no candidate: {sorted(unknown)}; "
+                             f"the candidates are {sorted(self.samples)}.")
         width = max(map(len, self.samples))
         lines = []
         for name in self.samples:
             low, median, high = self.quartiles(name)
-            line = (f"{name:>{width}}: {format_time(median)} "
-                    f"(IQR {format_time(low)} to {format_time(high)})")
+            unit = units.get(name, "ms")
+            line = (f"{name:>{width}}: {format_time(median, unit)} "
+                    f"(IQR {format_time(low, unit)} to {format_time(high, unit)})")
             if name != self.baseline:
                 ratio_low, _, ratio_high = self.ratio_quartiles(name)
                 against = (f"vs {self.baseline}: {self.verdict(name)} "
