@@ -314,7 +314,7 @@ def test_an_unknown_unit_is_refused_with_the_choices():
 
 def test_a_unit_for_an_unknown_candidate_is_refused():
     comparison = compare_times({"a": lambda: None, "c": lambda: None},
-                               baseline="a", rounds=1,
+                               baseline="a", rounds=4,
                                warmup=0, block_seconds=0)
     with pytest.raises(ValueError, match="names no candidate"):
         comparison.report(units={"b": "ns"})
