@@ -159,15 +159,15 @@ def test_a_right_result_without_the_functions_backward_is_its_own_verdict(capsys
               "op": {"export": "works", "grad": "works"}}
     print_capabilities(matrix, ["export", "grad"])
     text = capsys.readouterr().out
-    assert "export          fwd only works" in text
-    assert "fwd only: a right result, but the function's own backward" in text
+    assert "export          bwd dropped works" in text
+    assert "bwd dropped: a right result, but the function's own backward" in text
     assert "1. " + ERROR_A in text  # not counted among the errors
     page = capability_html(matrix, ["export", "grad"])
-    assert page.count("#cfe2f3") == 1 and "fwd only: a right result" in page
+    assert page.count("#cfe2f3") == 1 and "bwd dropped: a right result" in page
     assert numbered_errors(matrix) == [ERROR_A]
 
 
 def test_the_forward_only_legend_is_printed_only_where_a_cell_has_it(capsys):
     print_capabilities({"a": {"r": "works"}}, ["r"])
-    assert "fwd only" not in capsys.readouterr().out
-    assert "fwd only" not in capability_html({"a": {"r": "works"}}, ["r"])
+    assert "bwd dropped" not in capsys.readouterr().out
+    assert "bwd dropped" not in capability_html({"a": {"r": "works"}}, ["r"])

@@ -14,10 +14,10 @@ import textwrap
 
 WORKS, WRONG, FORWARD_ONLY = "works", "WRONG RESULT", "FORWARD ONLY"
 NOT_ERRORS = (WORKS, WRONG, FORWARD_ONLY)
-FORWARD_ONLY_SHORT = "fwd only"  # what a table cell shows for FORWARD_ONLY
+FORWARD_ONLY_SHORT = "bwd dropped"  # what a table cell shows for FORWARD_ONLY
 # the legend's line for FORWARD_ONLY, printed only under a matrix that has one
 FORWARD_ONLY_LEGEND = (f"{FORWARD_ONLY_SHORT}: a right result, but the function's own backward "
-                       "was not run (dropped)")
+                       "was not run")
 # light backgrounds with black text: readable on the light and on the dark theme
 COLOURS = {"works": "#c6efce", "WRONG": "#ffb3b3", FORWARD_ONLY_SHORT: "#cfe2f3", "err": "#ffe699"}
 # a box that scrolls sideways on a narrow screen; focusable, so a keyboard can scroll it too
@@ -62,7 +62,7 @@ def error_labels(matrix, names=None):
 
 
 def short_verdict(verdict, labels):
-    """``works``, ``WRONG``, ``fwd only``, or the error's label (``err N`` or a name): what a
+    """``works``, ``WRONG``, ``bwd dropped``, or the error's label (``err N`` or a name): what a
     cell of the table shows. ``labels`` is ``error_labels``'s dict."""
     if verdict == WORKS:
         return "works"
