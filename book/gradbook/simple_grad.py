@@ -248,14 +248,7 @@ def _count(number, noun):
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
-# install_guard_rails rebinds Variable.__init__, reset_tape, grad and the
-# operator_* functions in this namespace to checked versions
-# (gradbook/simple_grad_guard_rails.py says why each check is there).
-# a * b still reaches the checked version: Variable.__mul__ looks the name
-# operator_mul up when it is called, and so do the other methods.
-install_guard_rails(globals())
-
-# grad as this page wrote it, without grad's own checks (the operators it
-# calls keep theirs): for a page that shows what a check prevents
-# (seed_and_forward_mode runs it on a vector loss).
+install_guard_rails(globals())  # checked versions of the engine's functions
+# grad without its own checks (the operators keep theirs), for a page that
+# shows what a check prevents (seed_and_forward_mode: a vector loss)
 unchecked_grad = grad.__wrapped__
