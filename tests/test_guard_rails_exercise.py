@@ -55,3 +55,12 @@ def test_malformed_answers_say_how_to_write_them(check):
         check, {n: p for n, p in RIGHT.items() if n not in (3, 5)}
     )
     assert "not a phrase of the summary's table" in says(check, {**RIGHT, 2: "a float"})
+
+
+@pytest.mark.timeout(60)
+def test_a_count_phrase_is_a_phrase_whatever_its_counts(check):
+    # the table's "returned 1 gradient for 2 inputs" stands for any counts: a wrong
+    # prediction written with other counts is judged, not refused as "not a phrase"
+    printed = says(check, {**RIGHT, 1: "returned 3 gradients for 2 inputs"})
+    assert "not a phrase" not in printed
+    assert "Program 1: you said 'returned 3 gradients for 2 inputs'" in printed
