@@ -533,7 +533,7 @@ def test_check_backward_pass_names_each_mistake(compiler_chapter):
 
 @pytest.mark.timeout(240)  # runs the chapter and three checkers; ~100 s alone
 def test_compiled_backwards_checkers_name_their_mistakes():
-    ns = chapter_namespace("compiled_backwards.ipynb", "check_dispatcher")
+    ns = chapter_namespace("compiled_known_zeros.ipynb", "check_dispatcher")
     aten = ns["aten"]
 
     def drop_every_constant_factor(graph_module):
@@ -632,7 +632,7 @@ def test_compiled_backwards_checkers_name_their_mistakes():
 
 @pytest.mark.timeout(120)
 def test_specialise_drops_a_known_zero_only_from_a_plain_addition():
-    ns = chapter_namespace("compiled_backwards.ipynb", "specialise")
+    ns = chapter_namespace("compiled_known_zeros.ipynb", "specialise")
     aten, specialise = ns["aten"], ns["specialise"]
 
     def addition(y_shape, **kwargs):
