@@ -532,7 +532,7 @@ def test_check_backward_pass_names_each_mistake(compiler_chapter):
 
 
 @pytest.mark.timeout(240)  # runs the chapter and three checkers; ~100 s alone
-def test_compiled_backwards_checkers_name_their_mistakes():
+def test_compiled_known_zeros_checkers_name_their_mistakes():
     ns = chapter_namespace("compiled_known_zeros.ipynb", "check_dispatcher")
     aten = ns["aten"]
 
@@ -628,6 +628,31 @@ def test_compiled_backwards_checkers_name_their_mistakes():
 
     said = says(check_dispatcher, binding_specialise_early)
     assert "Correct" in said, said
+
+
+@pytest.mark.timeout(300)  # runs the chapter, Inductor included; ~60 s alone
+def test_compiled_backwards_fixed_L1_checker_names_its_mistakes():
+    ns = chapter_namespace("compiled_backwards.ipynb", "check_fixed_L1")
+    check, aot_function, as_is = ns["check_fixed_L1"], ns["aot_function"], ns["as_is"]
+    compiled_exp, exp_total = ns["compiled_exp"], ns["exp_total"]
+
+    def eager_L1(x):  # right values, but nothing compiled
+        (first,) = torch.autograd.grad(exp_total(x), [x], create_graph=True)
+        return (x * first).sum()
+
+    last_step = aot_function(lambda x, first: (x * first).sum(), as_is, as_is)
+
+    def only_the_last_step_compiled(x):  # the first gradient still comes
+        (first,) = torch.autograd.grad(  # out of a compiled backward
+            compiled_exp(x), [x], create_graph=True
+        )
+        return last_step(x, first)
+
+    assert "not the output of a compiled function" in says(check, eager_L1)
+    assert "The alarm fires" in says(check, only_the_last_step_compiled)
+    opening_wrapped = aot_function(ns["opening_L1"], as_is, as_is)
+    assert "not (1 + x) e^x" in says(check, opening_wrapped)  # partial
+    assert "Correct" in says(check, ns["fixed_L1"])
 
 
 @pytest.mark.timeout(120)
