@@ -1,7 +1,7 @@
 """What a compiler sees' three helpers for reading AOTAutograd's graphs.
 
 book/what_a_compiler_sees.ipynb defines and explains them on the page; later chapters
-(book/compiled_backwards.ipynb) import them from here instead of repeating them.
+(book/compiled_backwards.ipynb, book/compiled_known_zeros.ipynb) import them from here instead of repeating them.
 tests/test_aot_graphs.py checks that these definitions stay the ones that chapter shows.
 
 - fx_code(graph_module): a graph's Python code, aten.* shortened.
