@@ -96,6 +96,20 @@ def test_check_fit_names_each_mistake(tape_chapter):
         return loss.value, (loss_at(w_value + h) - loss_at(w_value - h)) / (2 * h)
 
     assert "did not call grad" in says(check, finite_difference)
+
+    def unused_exp(w_value):  # grad ran, but on a value that is not the loss
+        ns["reset_tape"]()
+        w = Variable.constant(w_value, name="w")
+        ns["grad"](w.exp(), [w])
+
+        def loss_at(w):
+            return ((torch.exp(w * x_data) - y_data) ** 2).sum()
+
+        h = 1e-6
+        slope = (loss_at(w_value + h) - loss_at(w_value - h)) / (2 * h)
+        return loss_at(w_value), slope
+
+    assert "not the loss" in says(check, unused_exp)
     zeros = says(check, lambda w_value: (torch.tensor(0.0), torch.tensor(0.0)))
     assert "The loss at w = 0 is 0.0000" in zeros
     right = says(check, ns["neuron_loss"])

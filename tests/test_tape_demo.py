@@ -6,7 +6,6 @@ from gradbook import simple_grad as sg
 from gradbook.tape_demo import (
     product_counts,
     product_elements,
-    tape_memory,
     walk_states,
 )
 
@@ -30,23 +29,10 @@ def test_product_helpers_refuse_bad_sizes(helper, sizes):
         helper(sizes)
 
 
-def test_tape_memory_matches_the_chapter():
-    memory = tape_memory()
-    assert [kept for _, _, kept in memory["entries"]] == [
-        0, 48, 0, 0, 32, 32, 0
-    ]
-    assert memory["entries"][1][1] == ["v0", "b"]
-    assert memory["seed_view"] == ((0,), 8)
-    assert (memory["total"], memory["beyond_inputs"]) == (56, 32)
-    assert memory["t_alive_after_del"] and not memory["t_alive_after_reset"]
-
-
 def test_helpers_leave_the_module_tape_empty():
     product_counts((3,))
     assert sg.gradient_tape == []
     product_elements((3,))
-    assert sg.gradient_tape == []
-    tape_memory()
     assert sg.gradient_tape == []
 
 

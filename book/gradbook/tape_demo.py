@@ -5,16 +5,11 @@ These helpers run the same engine, as exported to ``gradbook.simple_grad``,
 on that module's own tape: a chapter's tape, and the values it keeps, are
 left untouched. Each helper resets the module's tape before and after.
 """
-
-import gc
-import weakref
-
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from gradbook import simple_grad as sg
-from gradbook.tape_tools import bytes_kept, bytes_kept_by_tape, captured_by
 
 
 def _require_sizes(sizes, caller):
@@ -115,48 +110,6 @@ def _chapter_leaves():
         torch.tensor([4.0, 5.0, 6.0], dtype=torch.float64), name="b"
     )
     return a, b
-
-
-def tape_memory():
-    """What the tape of ``L0 = ((a + b) * b).sum()`` keeps after its grad.
-
-    Returns a dict: ``entries``, one (index, names of the Variables the
-    entry's rule keeps, bytes of their storage) per entry; ``total`` and
-    ``beyond_inputs``, the bytes the whole tape keeps (each storage once) and
-    those not held by the leaves; ``seed_view``, (strides, bytes) of the
-    expanded seed ``v3``; ``t_alive_after_del`` and ``t_alive_after_reset``,
-    whether the tensor of ``t = a + b`` lives on after the program drops
-    its name, and after ``reset_tape()``.
-    """
-    with sg.quiet_trace():
-        a, b = _chapter_leaves()
-        t = a + b
-        loss = (t * b).sum(name="L0")
-        sg.grad(loss, [a, b])
-    entries, by_name = [], {}
-    for index, entry in enumerate(sg.gradient_tape):
-        kept = [v for v in captured_by(entry).values()
-                if isinstance(v, sg.Variable)]
-        by_name |= {v.name: v for v in kept}
-        entries.append((index, [v.name for v in kept], bytes_kept(kept)))
-    seed = by_name["v3"]
-    seed_view = (seed.value.stride(), bytes_kept([seed]))
-    total, beyond_inputs = bytes_kept_by_tape(sg.gradient_tape)
-    del by_name, kept, seed, entry
-    t_tensor = weakref.ref(t.value)
-    del t  # the program's name is gone; the entries still keep v0
-    gc.collect()
-    alive_after_del = t_tensor() is not None
-    sg.reset_tape()
-    gc.collect()
-    return {
-        "entries": entries,
-        "total": total,
-        "beyond_inputs": beyond_inputs,
-        "seed_view": seed_view,
-        "t_alive_after_del": alive_after_del,
-        "t_alive_after_reset": t_tensor() is not None,
-    }
 
 
 def walk_states():
