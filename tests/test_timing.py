@@ -318,3 +318,19 @@ def test_a_unit_for_an_unknown_candidate_is_refused():
                                warmup=0, block_seconds=0)
     with pytest.raises(ValueError, match="names no candidate"):
         comparison.report(units={"b": "ns"})
+
+
+def test_the_cpu_is_named_as_the_kernel_names_it(tmp_path, monkeypatch):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU @ 2.0GHz\n"
+                       "processor\t: 1\nmodel name\t: Example CPU @ 2.0GHz\n")
+    monkeypatch.setattr(timing, "_CPUINFO", cpuinfo)
+    assert timing.cpu_name() == "Example CPU @ 2.0GHz"
+
+
+def test_without_a_model_name_the_cpu_is_named_by_platform(tmp_path, monkeypatch):
+    monkeypatch.setattr(timing, "_CPUINFO", tmp_path / "absent")
+    monkeypatch.setattr(timing.platform, "processor", lambda: "arm")
+    assert timing.cpu_name() == "arm"
+    monkeypatch.setattr(timing.platform, "processor", lambda: "")
+    assert timing.cpu_name() == "not named"

@@ -26,7 +26,7 @@ from .tape_tools import (
     nodes_run_by,
     operation_counts,
 )
-from .timing import compare_times, format_ratio, format_time, median_time
+from .timing import compare_times, cpu_name, format_ratio, format_time, median_time
 
 load_forward_mode_decompositions_quietly()
 
@@ -40,6 +40,7 @@ __all__ = [
     "captured_by",
     "check_gradients",
     "compare_times",
+    "cpu_name",
     "cuda_peak",
     "draw_graph",
     "draw_partition",

@@ -20,8 +20,22 @@ bandwidth or clock frequency: one run's IQR is not the spread between runs.
 import decimal
 import gc
 import math
+import platform
 import statistics
 import time
+from pathlib import Path
+
+_CPUINFO = Path("/proc/cpuinfo")  # Linux's; other systems fall back to platform
+
+
+def cpu_name():
+    """The CPU that ran a page's timings, as the kernel names it ("model name" in Linux's
+    /proc/cpuinfo), else as ``platform.processor()`` does, else "not named"."""
+    if _CPUINFO.exists():
+        for line in _CPUINFO.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "not named"
 
 
 def median_time(function, *, repeat=7, warmup=1):
