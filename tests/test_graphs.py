@@ -224,6 +224,41 @@ def test_loosening_only_saved_leaves_puts_a_saved_intermediate_below_its_node():
     assert leaves_only.svg.count("stroke-dasharray") == loose.svg.count("stroke-dasharray")
 
 
+@pytest.mark.parametrize("loose", [False, True, "leaves"])
+def test_a_saved_leaf_is_drawn_as_a_leaf_whatever_the_order_of_the_walk(loose):
+    a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([4.0, 5.0, 6.0], dtype=torch.float64, requires_grad=True)
+    # torchviz reaches b's AccumulateGrad before the inner MulBackward0 that saves b again,
+    # so its last declaration of b is the saved one (orange, labelled "other")
+    loss = (b * (a * b)).sum()
+    graph = draw_graph(loss, params={"a": a, "b": b}, show_saved=True, loose_saved_edges=loose)
+    # two leaves, one saved intermediate (a * b, saved by the outer node as "other")
+    assert "leaves: b of shape (3), a of shape (3);" in graph.description
+    assert "saved tensors: other of shape (3);" in graph.description
+    assert graph.svg.count('fill="lightblue"') == 2
+    assert graph.svg.count('fill="orange"') == 1
+    assert ">b</text>" in graph.svg
+
+
+def test_a_custom_functions_saved_leaf_stays_orange():
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    graph = draw_graph(Square.apply(x).sum(), params={"x": x}, show_saved=True)
+    # saved_leaves.outline_saved_leaves counts on these orange fills
+    assert graph.svg.count('fill="orange"') == 1
+    assert graph.svg.count('fill="lightblue"') == 0
+
+
 @pytest.mark.parametrize(
     "kwargs, error, expected",
     [

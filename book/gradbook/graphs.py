@@ -100,14 +100,16 @@ def draw_graph(
         dot = torchviz.make_dot(outputs, params=params, show_saved=show_saved)
     names = {}
     dot.body = [_relabel(line, names) for line in dot.body]
+    # torchviz writes a saved leaf twice under one id, as a leaf (light blue) and as
+    # saved (orange); Graphviz fills it by the last. Every leaf has the light-blue line,
+    # so this finds them all.
+    leaves = {
+        line.split()[0] for line in dot.body
+        if "->" not in line and "fillcolor=lightblue" in line
+    }
+    if show_saved:
+        dot.body = _leaves_stay_leaves(dot.body, leaves)
     if loose_saved_edges:
-        # torchviz writes a saved leaf twice under one id, as a leaf (light blue) and as
-        # saved (orange); Graphviz fills it by the last, orange for a custom Function's
-        # node. Every leaf has the light-blue line, so this finds them all.
-        leaves = {
-            line.split()[0] for line in dot.body
-            if "->" not in line and "fillcolor=lightblue" in line
-        }
         dot.body = [_loosen(line, loose_saved_edges == "leaves", leaves) for line in dot.body]
     # An opaque background keeps black strokes readable on a dark page.
     dot.graph_attr["bgcolor"] = "white"
@@ -120,6 +122,35 @@ def draw_graph(
     graph.edges = _arrows(dot.body)
     graph.node_names = names  # torchviz's id of a node -> its id in the SVG
     return graph
+
+
+def _leaves_stay_leaves(body, leaves):
+    """Keep a leaf that a built-in node saved drawn as a leaf.
+
+    With ``show_saved``, torchviz declares a built-in node's saved tensor orange (after the
+    line ``node -> tensor [dir=none]``) before it visits that node's inputs; whether a saved
+    leaf ends light blue or orange then depends on the order of the walk: in
+    ``(b * (a * b)).sum()``, ``b`` would end orange, labelled ``other``. After such an
+    orange line that comes after the leaf's last light-blue one, the leaf's line is
+    written again. A custom Function's saved tensors (``tensor -> node [dir=none]``, and
+    drawn orange on purpose, see ``saved_leaves``) stay as they are.
+    """
+    leaf_line, last_leaf_line = {}, {}
+    for position, line in enumerate(body):
+        if "->" not in line and "fillcolor=lightblue" in line:
+            leaf_line[line.split()[0]] = line
+            last_leaf_line[line.split()[0]] = position
+    fixed = []
+    for position, line in enumerate(body):
+        fixed.append(line)
+        name = line.split()[0] if "->" not in line else None
+        if (
+            name in leaves and "fillcolor=orange" in line and position > last_leaf_line[name]
+            and position > 0 and "[dir=none]" in body[position - 1]
+            and body[position - 1].partition(" [")[0].split("->")[1].strip() == name
+        ):
+            fixed.append(leaf_line[name])
+    return fixed
 
 
 def _loosen(line, only_leaves, leaves):
