@@ -85,6 +85,22 @@ def test_check_operator_fires_on_each_broken_operator(name, capsys):
     assert "Correct" not in printed
 
 
+def test_check_operator_names_an_undeclared_write(capsys):
+    @torch.library.custom_op("checks::sinh_writes_x", mutates_args=())
+    def writes_x(x: torch.Tensor) -> torch.Tensor:
+        result = numpy_op(np.sinh, x)
+        x.mul_(2)  # a write that mutates_args=() does not declare
+        return result
+
+    writes_x.register_fake(torch.empty_like)
+    writes_x.register_autograd(cosh_backward, setup_context=sinh_setup)
+    check_operator(writes_x)
+    found = check_operator.found
+    assert "mutates_args" in found["opcheck"]
+    assert "mutates_args" in found["gradcheck"]
+    assert "mutates_args" in capsys.readouterr().out
+
+
 def test_check_operator_passes_a_correct_operator(capsys):
     check_operator(operator("sinh_right"))
     assert check_operator.found == {}

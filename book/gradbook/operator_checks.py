@@ -40,6 +40,11 @@ ADVICE = [  # (the check that failed, or "any"; words of its message, advice)
      "compare the backward's formula with cosh(x)"),
     ("any", "expected to be zero",
      "the backward records nothing: under no_grad, detached, or NumPy?"),
+    # an input written by an operator whose schema says it writes nothing
+    ("any", "not defined as mutable but was mutated",
+     "list the argument it writes in mutates_args, or stop writing it"),
+    ("any", "modified by an inplace operation",
+     "the operator writes an input: list it in mutates_args"),
 ]
 
 
