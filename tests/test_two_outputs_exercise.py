@@ -42,6 +42,29 @@ def zeros_for_none(dL_dr, dL_ds, x):
     return dL_dr * (x + x) + (dL_ds + dL_ds)
 
 
+def zeros_to_start(dL_dr, dL_ds, x):  # skips None, but adds into zeros
+    total = Variable(torch.zeros_like(x.value))
+    if dL_dr is not None:
+        total = total + dL_dr * (x + x)
+    if dL_ds is not None:
+        total = total + (dL_ds + dL_ds)
+    return total
+
+
+def zeros_on_tape(dL_dr, dL_ds, x):  # zeros recorded on the tape: x + (-x)
+    zero = x + Variable.constant(-x.value)
+    dL_dr = zero if dL_dr is None else dL_dr
+    dL_ds = zero if dL_ds is None else dL_ds
+    return dL_dr * (x + x) + (dL_ds + dL_ds)
+
+
+def factored(dL_dr, dL_ds, x):  # 2 (dL_dr x + dL_ds), skipping each None
+    u = None if dL_dr is None else dL_dr * x
+    if dL_ds is not None:
+        u = dL_ds if u is None else u + dL_ds
+    return u + u
+
+
 def off_tape(dL_dr, dL_ds, x):  # skips None, but computes on .value
     terms = []
     if dL_dr is not None:
@@ -52,8 +75,9 @@ def off_tape(dL_dr, dL_ds, x):  # skips None, but computes on .value
 
 
 @pytest.mark.timeout(60)
-def test_right_answer_is_correct():
-    assert says(check_two_outputs, two_outputs_with(skipping)).startswith("Correct")
+@pytest.mark.parametrize("rule", [skipping, factored])
+def test_right_answers_are_correct(rule):
+    assert says(check_two_outputs, two_outputs_with(rule)).startswith("Correct")
 
 
 @pytest.mark.timeout(60)
@@ -63,6 +87,8 @@ def test_right_answer_is_correct():
     (two_outputs_with(lambda dL_dr, dL_ds, x: dL_ds if dL_dr is None else dL_dr * x),
      "With a loss of only r, the gradient is wrong"),  # dr/dx is 2x, not x
     (two_outputs_with(zeros_for_none), "does work for the None"),
+    (two_outputs_with(zeros_to_start), "does work for the None"),
+    (two_outputs_with(zeros_on_tape), "does work for the None"),
     (two_outputs_with(off_tape), "cannot be differentiated"),
     (lambda x: x * x, "Return the two outputs"),
     (lambda x: (x * x, x + x), "Record exactly one TapeEntry"),
