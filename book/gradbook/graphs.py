@@ -108,7 +108,7 @@ def draw_graph(
         if "->" not in line and "fillcolor=lightblue" in line
     }
     if show_saved:
-        dot.body = _leaves_stay_leaves(dot.body, leaves)
+        dot.body = _leaves_stay_leaves(dot.body)
     if loose_saved_edges:
         dot.body = [_loosen(line, loose_saved_edges == "leaves", leaves) for line in dot.body]
     # An opaque background keeps black strokes readable on a dark page.
@@ -124,7 +124,7 @@ def draw_graph(
     return graph
 
 
-def _leaves_stay_leaves(body, leaves):
+def _leaves_stay_leaves(body):
     """Keep a leaf that a built-in node saved drawn as a leaf.
 
     With ``show_saved``, torchviz declares a built-in node's saved tensor orange (after the
@@ -145,7 +145,7 @@ def _leaves_stay_leaves(body, leaves):
         fixed.append(line)
         name = line.split()[0] if "->" not in line else None
         if (
-            name in leaves and "fillcolor=orange" in line and position > last_leaf_line[name]
+            name in leaf_line and "fillcolor=orange" in line and position > last_leaf_line[name]
             and position > 0 and "[dir=none]" in body[position - 1]
             and body[position - 1].partition(" [")[0].split("->")[1].strip() == name
         ):
