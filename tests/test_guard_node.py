@@ -5,14 +5,14 @@ that renames it would silence the alarm without failing the chapter's quiet rout
 test builds a guard node as the chapter's opening does and checks the name and what it does.
 """
 import json
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import BOOK
 from functorch.compile import aot_function, make_boxed_func
 
 GUARD_NAME = "CompiledFunctionBackwardBackward"  # the name the chapter's alarm matches
-CHAPTER = Path(__file__).parent.parent / "book" / "compiled_backwards.ipynb"
+CHAPTER = BOOK / "compiled_backwards.ipynb"
 
 
 def _as_is(graph_module, example_inputs):
