@@ -159,7 +159,8 @@ def _errors_by_label(errors):
 
 def _verdict_table(matrix, rows, errors):
     # narrow padding and a smaller font: a block of 4 columns fits a phone 390 px wide
-    cell_style = "padding: 0.1em 0.25em; text-align: center; color: #000; "
+    # nowrap: a two-word label ("no setup") stays on one line in a narrow column
+    cell_style = "padding: 0.1em 0.25em; text-align: center; white-space: nowrap; color: #000; "
     head = "".join(f'<th scope="col" style="padding: 0.1em 0.25em">{html.escape(label)}</th>'
                    for label in matrix)
     body = []
