@@ -164,6 +164,9 @@ def test_a_right_result_without_the_functions_backward_is_its_own_verdict(capsys
     assert "1. " + ERROR_A in text  # not counted among the errors
     page = capability_html(matrix, ["export", "grad"])
     assert page.count("#cfe2f3") == 1 and "bwd dropped: a right result" in page
+    # a cell's label never wraps, but the long one is set on two lines, to keep its
+    # column as narrow as the others
+    assert ">bwd<br>dropped</td>" in page and "white-space: nowrap; color" in page
     assert numbered_errors(matrix) == [ERROR_A]
 
 

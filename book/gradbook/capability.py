@@ -171,7 +171,10 @@ def _verdict_table(matrix, rows, errors):
             shown = short_verdict(verdict, errors)
             colour = COLOURS[shown if verdict in NOT_ERRORS else "err"]
             title = "" if verdict == WORKS else f' title="{html.escape(verdict, quote=True)}"'
-            cells.append(f'<td style="{cell_style}background: {colour}"{title}>{shown}</td>')
+            text = html.escape(shown)
+            if verdict == FORWARD_ONLY:  # on two lines: the column stays as narrow as the rest
+                text = text.replace(" ", "<br>", 1)
+            cells.append(f'<td style="{cell_style}background: {colour}"{title}>{text}</td>')
         body.append(f'<tr><th scope="row" style="{_LABEL_STYLE}">'
                     f'{html.escape(name)}</th>{"".join(cells)}</tr>')
     return (
