@@ -40,6 +40,15 @@ def test_a_variable_wraps_a_tensor(quiet):
         Variable.constant(2.0, name="c")
 
 
+def test_a_str_is_refused_as_a_value_and_as_grads_inputs(quiet):
+    # a name written where the value goes, or where the list of Variables goes
+    with pytest.raises(TypeError, match=r"not a str \('a'\): a name goes after"):
+        Variable.constant("a")
+    a = vector("a", 1.0, 2.0)
+    with pytest.raises(TypeError, match=r"not names: write grad\(L, \[x\]\).*'a'"):
+        grad((a * a).sum(), "a")
+
+
 def test_operands_of_different_shapes_are_refused(quiet):
     a, c = vector("a", 1.0, 2.0, 3.0), Variable.constant(torch.tensor(2.0), name="c")
     with pytest.raises(ValueError, match=r"a \* c: the shapes \(3,\) and \(\).*\.expand"):
@@ -131,6 +140,10 @@ def test_expand_takes_a_shape_as_torch_does(quiet):
         s.expand(2.5)
     with pytest.raises(TypeError, match=r"s\.expand\(\(2, 'x'\)\): give the new shape"):
         s.expand(2, "x")
+    for sizes in ((-1,), (3, -2)):  # torch would report an overflow, or keep a dim
+        with pytest.raises(ValueError, match=r"s\.expand\(.*\): give the new shape as ints, 0 or more"):
+            s.expand(*sizes)
+    assert s.expand(0).value.shape == (0,)  # no elements is a size
 
 
 @pytest.mark.timeout(10)

@@ -30,6 +30,12 @@ def _mark_for_checks(variable):
 
 
 def _require_tensor(value):
+    if isinstance(value, str):  # most often a name given where the value goes
+        raise TypeError(
+            f"a Variable wraps a torch.Tensor, not a str ({value!r}): a name "
+            "goes after the value, as in Variable.constant(torch.tensor(2.0), "
+            f"name={value!r})."
+        )
     if not isinstance(value, torch.Tensor):
         raise TypeError(
             f"a Variable wraps a torch.Tensor, not a {type(value).__name__}: "
@@ -148,6 +154,12 @@ def _require_scalar_to_expand(x, sizes):
             f"{x.name}.expand({sizes!r}): give the new shape as ints, as "
             f"in {x.name}.expand(3) or {x.name}.expand(2, 3)."
         ) from None
+    if any(size < 0 for size in shape):  # torch's -1 ("keep") has no dim here
+        raise ValueError(
+            f"{x.name}.expand({', '.join(map(str, shape))}): give the new "
+            "shape as ints, 0 or more: each is a number of elements, and "
+            "a scalar has no size to keep."
+        )
     if x.value.dim() != 0:
         raise ValueError(
             f"{x.name}.expand({', '.join(map(str, shape))}): only a scalar "
@@ -163,6 +175,11 @@ def _require_loss_and_results(L, desired_results):
         raise TypeError(
             "grad takes a list of Variables: write grad(L, "
             f"[{desired_results.name}])."
+        )
+    if isinstance(desired_results, str):  # a name, not the Variable
+        raise TypeError(
+            "grad takes a list of Variables, not names: write grad(L, [x]) "
+            f"with the Variable x named {desired_results!r}."
         )
     _require_variables("grad", L, *desired_results, claim_names=False)
     if L.value.dim() != 0:
@@ -258,7 +275,7 @@ def _checked_grad(grad):
 
     @functools.wraps(grad)
     def checked_grad(L, desired_results):
-        if not isinstance(desired_results, Variable):
+        if not isinstance(desired_results, (Variable, str)):
             desired_results = list(desired_results)  # a generator is read once
         _require_loss_and_results(L, desired_results)
         # while grad runs, every entry's rule checks its own result
