@@ -140,7 +140,7 @@ def test_expand_takes_a_shape_as_torch_does(quiet):
         s.expand(2.5)
     with pytest.raises(TypeError, match=r"s\.expand\(\(2, 'x'\)\): give the new shape"):
         s.expand(2, "x")
-    for sizes in ((-1,), (3, -2)):  # torch would report an overflow, or keep a dim
+    for sizes in ((-1,), (3, -2)):  # torch itself says "integer multiplication overflow"
         with pytest.raises(ValueError, match=r"s\.expand\(.*\): give the new shape as ints, 0 or more"):
             s.expand(*sizes)
     assert s.expand(0).value.shape == (0,)  # no elements is a size
