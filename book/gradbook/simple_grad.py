@@ -249,6 +249,8 @@ def _count(number, noun):
 
 
 install_guard_rails(globals())  # checked versions of the engine's functions
+
+
 # grad without its own checks (the operators keep theirs), for a page that
 # shows what a check prevents (seed_and_forward_mode: a vector loss)
 unchecked_grad = grad.__wrapped__
