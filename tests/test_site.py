@@ -573,7 +573,7 @@ def test_images_load_lazily_and_a_plot_keeps_its_place_before_it_arrives(browser
         if parsed_page(path).select("div.cell_output img")
     ]
     assert "book/fused_conv_bn" in with_plots, with_plots  # SVG plots
-    assert "book/double_backward_at_work" in with_plots, with_plots  # a PNG among them
+    assert "book/double_backward_at_work_in_depth" in with_plots, with_plots  # a PNG among them
     sizes = lambda boxes: [size for box in boxes for size in box[:2]]  # noqa: E731
     for page_name in with_plots:
         loaded = plot_boxes(browser, server, page_name, hold_plots=False)
