@@ -293,6 +293,20 @@ def test_a_rule_must_return_gradients_of_its_inputs_shapes(quiet):
     assert dL_da.value.tolist() == [1.0, 1.0]
 
 
+def test_a_plain_tensor_gradient_of_the_wrong_shape_is_refused(quiet):
+    """A rule's plain tensor returned for a leaf meets no operator that would refuse it,
+    so the shape check looks at plain tensors too."""
+    from gradbook.simple_grad import TapeEntry, gradient_tape
+
+    a = vector("a", 1.0, 2.0)
+    r = Variable(a.value.clone())
+    gradient_tape.append(
+        TapeEntry([a.name], [r.name], lambda d: [torch.ones(3, dtype=a.value.dtype)])
+    )
+    with pytest.raises(ValueError, match=r"returned a gradient of shape \(3,\) for a, of shape \(2,\)"):
+        grad(r.sum(), [a])
+
+
 def test_grad_gives_the_tape_its_own_entries_back(quiet):
     """The checks run around each rule only while grad runs: afterwards, and after a
     rule that raised, the tape holds the very entries the operators recorded."""

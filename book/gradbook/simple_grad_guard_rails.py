@@ -216,15 +216,18 @@ def _forget_names():
 def _require_gradient_shapes(entry, dL_dinputs):
     for name, gradient in zip(entry.inputs, dL_dinputs):
         shape = _shape_named.get(name)
-        if not isinstance(gradient, Variable) or shape is None:
+        # a plain tensor is checked too: returned for a leaf, it meets no
+        # operator that would refuse it
+        value = gradient.value if isinstance(gradient, Variable) else gradient
+        if not isinstance(value, torch.Tensor) or shape is None:
             continue  # a known zero, or a value made before these checks
-        if tuple(gradient.value.shape) != shape:
+        if tuple(value.shape) != shape:
             rule = "the rule of {} = f({})".format(
                 ", ".join(entry.outputs), ", ".join(entry.inputs)
             )
             raise ValueError(
                 f"{rule} returned a gradient of shape "
-                f"{tuple(gradient.value.shape)} for {name}, of shape "
+                f"{tuple(value.shape)} for {name}, of shape "
                 f"{shape}: a gradient has the shape of its input."
             )
 
